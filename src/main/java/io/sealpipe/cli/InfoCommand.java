@@ -1,0 +1,67 @@
+package io.sealpipe.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.sealpipe.engine.EngineReport;
+import io.sealpipe.engine.EngineStatus;
+import io.sealpipe.engine.Engines;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code sealpipe info [--json]}: CPU features, OpenSSL, each engine, and the engine auto chose. */
+@Command(name = "info", mixinStandardHelpOptions = true,
+        description = "Show CPU features, OpenSSL version and path, each engine's availability and the chosen engine.")
+final class InfoCommand implements Callable<Integer> {
+
+    @Option(names = "--json", description = "Print the report as one JSON object.")
+    boolean json;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        EngineReport report = Engines.report();
+        if (json) {
+            ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+            spec.commandLine().getOut().println(mapper.writeValueAsString(toJson(report)));
+        } else {
+            spec.commandLine().getOut().print(report.describe());
+        }
+        return report.chosen().isPresent() ? Main.OK : Main.FAILED;
+    }
+
+    static Map<String, Object> toJson(EngineReport report) {
+        Map<String, Object> root = new LinkedHashMap<>();
+        root.put("engine", report.chosen().map(k -> k.id()).orElse(null));
+        root.put("decision", report.decision());
+        root.put("openssl_version", report.opensslVersion().orElse(null));
+        root.put("openssl_path", report.opensslPath().orElse(null));
+        root.put("aesni", report.cpu().aesni());
+        Map<String, Object> cpu = new LinkedHashMap<>();
+        cpu.put("aesni", report.cpu().aesni());
+        cpu.put("pclmulqdq", report.cpu().pclmulqdq());
+        cpu.put("avx2", report.cpu().avx2());
+        cpu.put("vaes", report.cpu().vaes());
+        cpu.put("vpclmulqdq", report.cpu().vpclmulqdq());
+        cpu.put("source", report.cpu().source());
+        cpu.put("aesni_simulated_off", report.cpu().aesniSimulatedOff());
+        root.put("cpu", cpu);
+        Map<String, Object> engines = new LinkedHashMap<>();
+        for (EngineStatus s : report.engines()) {
+            Map<String, Object> e = new LinkedHashMap<>();
+            e.put("available", s.available());
+            e.put("reason", s.reason());
+            e.put("chosen", report.chosen().filter(k -> k == s.kind()).isPresent());
+            e.put("not_chosen_because", report.notChosen().get(s.kind()));
+            engines.put(s.kind().id(), e);
+        }
+        root.put("engines", engines);
+        return root;
+    }
+}

@@ -1,0 +1,55 @@
+package io.sealpipe.cli;
+
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code sealpipe} command. Exit codes: 0 success, 1 I/O or crypto failure, 2 bad arguments.
+ */
+@Command(name = "sealpipe", mixinStandardHelpOptions = true, version = "sealpipe 0.1.0",
+        description = "Fast encrypted streams for Hadoop-style storage: engines, CPU and OpenSSL report.",
+        subcommands = {InfoCommand.class})
+public final class Main implements Runnable {
+    static final int OK = 0;
+    static final int FAILED = 1;
+    static final int USAGE = 2;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+    }
+
+    /** Runs the CLI with the given output streams and returns the exit code. */
+    public static int run(String[] args, PrintWriter out, PrintWriter err) {
+        // The engine decision is part of `info`; keep SLF4J's simple logger quiet on the console.
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel",
+                System.getProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"));
+        CommandLine cli = new CommandLine(new Main());
+        cli.setOut(out);
+        cli.setErr(err);
+        cli.setExitCodeExceptionMapper(e -> e instanceof IllegalArgumentException ? USAGE : FAILED);
+        cli.setParameterExceptionHandler((e, a) -> {
+            err.println("sealpipe: " + e.getMessage());
+            e.getCommandLine().usage(err);
+            return USAGE;
+        });
+        cli.setExecutionExceptionHandler((e, c, parsed) -> {
+            err.println("sealpipe: " + e.getMessage());
+            return e instanceof IllegalArgumentException ? USAGE : FAILED;
+        });
+        try {
+            return cli.execute(args);
+        } finally {
+            out.flush();
+            err.flush();
+        }
+    }
+}

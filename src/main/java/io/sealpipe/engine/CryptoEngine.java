@@ -1,0 +1,58 @@
+package io.sealpipe.engine;
+
+import java.security.GeneralSecurityException;
+
+/**
+ * A source of AES primitives backed by one implementation (OpenSSL through JNI or JNA, or JCE).
+ *
+ * <p>Every object an engine creates holds its own context, set up once with the key and reused:
+ * a new IV or nonce never repeats the key schedule. Those objects are <b>not</b> thread-safe;
+ * use one per thread. They hold native memory or key material, so close them when done (a
+ * {@link java.lang.ref.Cleaner} frees native contexts that are forgotten, later).
+ *
+ * <p>The engine itself is stateless and thread-safe. Get one from {@link Engines}:
+ *
+ * <pre>{@code
+ * CryptoEngine engine = Engines.auto();          // OpenSSL if AES-NI and libcrypto, else JCE
+ * try (AeadCipher gcm = engine.newAesGcm(key)) {
+ *     int n = gcm.seal(nonce, aad, plain, 0, plain.length, sealed, 0);
+ * }
+ * }</pre>
+ */
+public interface CryptoEngine {
+
+    /** Which implementation this is. */
+    EngineKind kind();
+
+    /**
+     * AES-CTR (NIST SP 800-38A) with a 16-byte initial counter block. The counter is a 128-bit
+     * big-endian integer incremented with carry across all 16 bytes, as in Hadoop and Commons
+     * Crypto. CTR provides confidentiality only, no integrity.
+     *
+     * @param key 16, 24 or 32 bytes; copied, the caller keeps ownership of the array
+     * @param iv the initial counter block, 16 bytes
+     */
+    StreamCipher newAesCtr(byte[] key, byte[] iv) throws GeneralSecurityException;
+
+    /**
+     * AES-CFB128, encrypting or decrypting; a baseline for the old CFB + HMAC-SHA256 scheme.
+     *
+     * @param key 16, 24 or 32 bytes
+     * @param iv 16 bytes
+     */
+    StreamCipher newAesCfb(byte[] key, byte[] iv, boolean encrypt) throws GeneralSecurityException;
+
+    /**
+     * AES-GCM with 12-byte nonces and 16-byte tags, for one-shot seal and open.
+     *
+     * @param key 16, 24 or 32 bytes
+     */
+    AeadCipher newAesGcm(byte[] key) throws GeneralSecurityException;
+
+    /**
+     * HMAC-SHA256.
+     *
+     * @param key any non-empty length
+     */
+    Hmac newHmacSha256(byte[] key) throws GeneralSecurityException;
+}

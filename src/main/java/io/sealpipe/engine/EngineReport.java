@@ -1,0 +1,44 @@
+package io.sealpipe.engine;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What engine selection found and decided: the CPU, OpenSSL, each engine's availability, the
+ * chosen engine and why every other one was not chosen. {@code ./sealpipe info} prints it.
+ *
+ * @param cpu CPU features (with any simulation applied)
+ * @param opensslVersion OpenSSL's version string, or empty if libcrypto did not load
+ * @param opensslPath the libcrypto file, or empty
+ * @param engines every engine's status, in preference order
+ * @param chosen the selected engine, or empty if selection failed
+ * @param decision one sentence on the choice (or on the failure)
+ * @param notChosen for each other engine, why it was not chosen
+ * @param settings the settings the decision was made with
+ */
+public record EngineReport(CpuFeatures cpu, Optional<String> opensslVersion, Optional<String> opensslPath,
+        List<EngineStatus> engines, Optional<EngineKind> chosen, String decision, Map<EngineKind, String> notChosen,
+        EngineSettings settings) {
+
+    public EngineStatus status(EngineKind kind) {
+        return engines.stream().filter(s -> s.kind() == kind).findFirst().orElseThrow();
+    }
+
+    /** A few lines for people, as {@code ./sealpipe info} prints them. */
+    public String describe() {
+        StringBuilder b = new StringBuilder();
+        b.append("CPU:     ").append(cpu).append('\n');
+        b.append("OpenSSL: ").append(opensslVersion.orElse("not loaded"))
+                .append(opensslPath.map(p -> " (" + p + ")").orElse("")).append('\n');
+        b.append("Engines:\n");
+        for (EngineStatus s : engines) {
+            b.append(String.format("  %-12s %-11s %s%n", s.kind().id(), s.available() ? "available" : "unavailable",
+                    s.reason()));
+        }
+        b.append("Chosen:  ").append(chosen.map(EngineKind::id).orElse("none")).append(": ").append(decision)
+                .append('\n');
+        notChosen.forEach((kind, why) -> b.append("  not ").append(kind.id()).append(": ").append(why).append('\n'));
+        return b.toString();
+    }
+}

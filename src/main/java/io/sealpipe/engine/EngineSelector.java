@@ -1,0 +1,81 @@
+package io.sealpipe.engine;
+
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The rule that picks an engine, separate from probing so it can be tested with any inputs.
+ *
+ * <p>{@code auto}: openssl-jni if it loaded and the CPU has AES-NI; else openssl-jna if
+ * libcrypto loaded through JNA and the CPU has AES-NI; else jce. A forced engine is used if it
+ * is available and is an error otherwise. With {@code require=openssl}, ending on jce is an
+ * error. Never a silent fallback: every rejected engine carries its reason.
+ */
+public final class EngineSelector {
+    private EngineSelector() {}
+
+    private static final List<EngineKind> PREFERENCE =
+            List.of(EngineKind.OPENSSL_JNI, EngineKind.OPENSSL_JNA, EngineKind.JCE);
+
+    /** Decides; the report's {@code chosen} is empty when no engine may be used. */
+    public static EngineReport select(EngineSettings settings, CpuFeatures cpu, List<EngineStatus> statuses,
+            Optional<String> opensslVersion, Optional<String> opensslPath) {
+        Map<EngineKind, EngineStatus> byKind = new EnumMap<>(EngineKind.class);
+        statuses.forEach(s -> byKind.put(s.kind(), s));
+        Map<EngineKind, String> notChosen = new EnumMap<>(EngineKind.class);
+        EngineKind chosen = null;
+        String decision;
+
+        if (settings.engine().isPresent()) {
+            EngineKind forced = settings.engine().get();
+            EngineStatus status = byKind.get(forced);
+            for (EngineKind other : PREFERENCE) {
+                if (other != forced) {
+                    notChosen.put(other, EngineSettings.ENGINE + "=" + forced.id() + " forces another engine");
+                }
+            }
+            if (settings.requireOpenSsl() && !forced.isOpenSsl()) {
+                decision = EngineSettings.ENGINE + "=" + forced.id() + " contradicts " + EngineSettings.REQUIRE
+                        + "=openssl: force an OpenSSL engine or drop the requirement";
+            } else if (!status.available()) {
+                decision = forced.id() + " was forced (" + EngineSettings.ENGINE + ") but is unavailable: "
+                        + status.reason();
+            } else {
+                chosen = forced;
+                decision = "forced by " + EngineSettings.ENGINE + "=" + forced.id()
+                        + (forced.isOpenSsl() && !cpu.aesni() ? " (note: no AES-NI, OpenSSL runs without it)" : "");
+            }
+        } else {
+            for (EngineKind kind : PREFERENCE) {
+                EngineStatus status = byKind.get(kind);
+                if (chosen != null) {
+                    notChosen.put(kind, status.available() ? chosen.id() + " is preferred" : status.reason());
+                } else if (!status.available()) {
+                    notChosen.put(kind, status.reason());
+                } else if (kind.isOpenSsl() && !cpu.aesni()) {
+                    notChosen.put(kind, "no AES-NI on this CPU" + (cpu.aesniSimulatedOff()
+                            ? " (simulated by " + EngineSettings.CPU_AESNI + "=false)" : "")
+                            + ": auto uses OpenSSL only with AES-NI");
+                } else {
+                    chosen = kind;
+                }
+            }
+            if (chosen == null) {
+                decision = "no engine is available";
+            } else if (chosen.isOpenSsl()) {
+                decision = "auto: " + byKind.get(chosen).reason() + ", AES-NI present";
+            } else if (settings.requireOpenSsl()) {
+                decision = "no OpenSSL engine can be used and " + EngineSettings.REQUIRE
+                        + "=openssl forbids the JCE fallback: install OpenSSL 3 or 1.1 (libcrypto.so.3), set -D"
+                        + EngineSettings.LIBCRYPTO + "=PATH, or drop the requirement";
+                chosen = null;
+            } else {
+                decision = "auto: fallback to JCE because no OpenSSL engine can be used";
+            }
+        }
+        return new EngineReport(cpu, opensslVersion, opensslPath, List.copyOf(statuses), Optional.ofNullable(chosen),
+                decision, notChosen, settings);
+    }
+}

@@ -1,0 +1,317 @@
+package io.sealpipe.engine.jce;
+
+import io.sealpipe.engine.AeadCipher;
+import io.sealpipe.engine.CryptoEngine;
+import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.EngineStatus;
+import io.sealpipe.engine.Hmac;
+import io.sealpipe.engine.StreamCipher;
+import io.sealpipe.internal.BaseAeadCipher;
+import io.sealpipe.internal.BaseHmac;
+import io.sealpipe.internal.BaseStreamCipher;
+import io.sealpipe.internal.Checks;
+import java.nio.ByteBuffer;
+import java.security.GeneralSecurityException;
+import java.security.InvalidKeyException;
+import java.security.NoSuchAlgorithmException;
+import java.security.Provider;
+import java.security.Security;
+import java.util.Arrays;
+import javax.crypto.AEADBadTagException;
+import javax.crypto.Cipher;
+import javax.crypto.Mac;
+import javax.crypto.NoSuchPaddingException;
+import javax.crypto.ShortBufferException;
+import javax.crypto.spec.GCMParameterSpec;
+import javax.crypto.spec.IvParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * The engine on {@code javax.crypto}, with a chosen provider or the JDK's default.
+ *
+ * <p>Data is fed to the provider in slices of at most {@link #SLICE} bytes. HotSpot replaces
+ * SunJCE's AES loops with AES-NI intrinsics only in compiled code, and a method is compiled
+ * after it has been called often; one large call runs its whole buffer in the interpreter.
+ * Slicing makes the hot methods called often, so they are compiled early and a 1 MiB call is
+ * as fast per byte as a 16 KiB one.
+ *
+ * <p>JCE providers keep their own copy of the key (SunJCE's cannot be wiped); this engine keeps
+ * none beyond what the provider holds.
+ */
+public final class JceEngine implements CryptoEngine {
+    /** Largest slice passed to one provider call. */
+    public static final int SLICE = 16 * 1024;
+
+    private static final String CTR = "AES/CTR/NoPadding";
+    private static final String CFB = "AES/CFB/NoPadding";
+    private static final String GCM = "AES/GCM/NoPadding";
+    private static final String HMAC = "HmacSHA256";
+
+    private final Provider provider;
+
+    private JceEngine(Provider provider) {
+        this.provider = provider;
+    }
+
+    /** The engine on the JDK's default providers. */
+    public static JceEngine withDefaultProvider() {
+        return new JceEngine(null);
+    }
+
+    /** The engine on the named provider; throws naming the provider if it is not installed. */
+    public static JceEngine withProvider(String name) throws NoSuchAlgorithmException {
+        if (name == null) {
+            return withDefaultProvider();
+        }
+        Provider p = Security.getProvider(name);
+        if (p == null) {
+            throw new NoSuchAlgorithmException("JCE provider '" + name + "' is not installed; installed: "
+                    + Arrays.stream(Security.getProviders()).map(Provider::getName).toList());
+        }
+        return new JceEngine(p);
+    }
+
+    /** Whether the provider offers every algorithm this engine needs. */
+    public static EngineStatus status(String providerName) {
+        try {
+            JceEngine engine = withProvider(providerName);
+            String used = engine.cipher(GCM).getProvider().getName();
+            engine.cipher(CTR);
+            engine.cipher(CFB);
+            engine.mac();
+            return EngineStatus.available(EngineKind.JCE, "javax.crypto, provider " + used + " (Java "
+                    + System.getProperty("java.version") + ")");
+        } catch (GeneralSecurityException e) {
+            return EngineStatus.unavailable(EngineKind.JCE, "JCE lacks an algorithm: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public EngineKind kind() {
+        return EngineKind.JCE;
+    }
+
+    Cipher cipher(String transformation) throws NoSuchAlgorithmException, NoSuchPaddingException {
+        return provider == null ? Cipher.getInstance(transformation) : Cipher.getInstance(transformation, provider);
+    }
+
+    Mac mac() throws NoSuchAlgorithmException {
+        return provider == null ? Mac.getInstance(HMAC) : Mac.getInstance(HMAC, provider);
+    }
+
+    @Override
+    public StreamCipher newAesCtr(byte[] key, byte[] iv) throws GeneralSecurityException {
+        return new JceStreamCipher("CTR", cipher(CTR), key, iv, true);
+    }
+
+    @Override
+    public StreamCipher newAesCfb(byte[] key, byte[] iv, boolean encrypt) throws GeneralSecurityException {
+        return new JceStreamCipher("CFB128", cipher(CFB), key, iv, encrypt);
+    }
+
+    @Override
+    public AeadCipher newAesGcm(byte[] key) throws GeneralSecurityException {
+        Checks.aesKey(key);
+        return new JceGcm(cipher(GCM), key);
+    }
+
+    @Override
+    public Hmac newHmacSha256(byte[] key) throws GeneralSecurityException {
+        if (key == null) {
+            throw new NullPointerException("key is null");
+        }
+        if (key.length == 0) {
+            throw new InvalidKeyException("HMAC key must not be empty");
+        }
+        Mac mac = mac();
+        mac.init(new SecretKeySpec(key, HMAC));
+        return new JceHmac(mac);
+    }
+
+    @Override
+    public String toString() {
+        return kind().id();
+    }
+
+    /** A byte[] or direct ByteBuffer range as a ByteBuffer view. */
+    private static ByteBuffer view(Object base, int offset, int length) {
+        return base instanceof byte[] array
+                ? ByteBuffer.wrap(array).slice(offset, length)
+                : ((ByteBuffer) base).slice(offset, length);
+    }
+
+    private static final class JceStreamCipher extends BaseStreamCipher {
+        private final Cipher cipher;
+        private final SecretKeySpec key;
+        private final int mode;
+
+        JceStreamCipher(String algorithm, Cipher cipher, byte[] key, byte[] iv, boolean encrypt)
+                throws GeneralSecurityException {
+            super("AES-" + Checks.aesKey(key) * 8 + "-" + algorithm + " (jce)");
+            Checks.length("iv", iv, 16);
+            this.cipher = cipher;
+            this.key = new SecretKeySpec(key, "AES");
+            this.mode = encrypt ? Cipher.ENCRYPT_MODE : Cipher.DECRYPT_MODE;
+            cipher.init(mode, this.key, new IvParameterSpec(iv));
+        }
+
+        @Override
+        protected void engineReset(byte[] iv) {
+            try {
+                cipher.init(mode, key, new IvParameterSpec(iv));
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("cannot reset " + this + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        protected void engineUpdate(Object in, int inOffset, Object out, int outOffset, int length) {
+            try {
+                if (in instanceof byte[] inArray && out instanceof byte[] outArray) {
+                    for (int done = 0; done < length; ) {
+                        int n = Math.min(SLICE, length - done);
+                        done += cipher.update(inArray, inOffset + done, n, outArray, outOffset + done);
+                    }
+                } else {
+                    ByteBuffer src = view(in, inOffset, length);
+                    ByteBuffer dst = view(out, outOffset, length);
+                    while (src.hasRemaining()) {
+                        src.limit(Math.min(src.position() + SLICE, length));
+                        cipher.update(src, dst);
+                    }
+                }
+            } catch (ShortBufferException e) {
+                throw new IllegalStateException(this + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        protected void engineClose() {
+            // SunJCE keeps its key schedule until the Cipher is collected; nothing else to free.
+        }
+    }
+
+    private static final class JceGcm extends BaseAeadCipher {
+        private final Cipher cipher;
+        private final SecretKeySpec key;
+
+        JceGcm(Cipher cipher, byte[] key) {
+            super("AES-" + key.length * 8 + "-GCM (jce)");
+            this.cipher = cipher;
+            this.key = new SecretKeySpec(key, "AES");
+        }
+
+        private void start(int mode, byte[] nonce, byte[] aad) {
+            try {
+                cipher.init(mode, key, new GCMParameterSpec(TAG_LENGTH * 8, nonce));
+            } catch (GeneralSecurityException e) {
+                // SunJCE refuses to encrypt twice with one key and nonce.
+                throw new IllegalArgumentException("AES-GCM with this nonce: " + e.getMessage(), e);
+            }
+            if (aad != null && aad.length > 0) {
+                cipher.updateAAD(aad);
+            }
+        }
+
+        @Override
+        protected int engineSeal(byte[] nonce, byte[] aad, Object in, int inOffset, int length, Object out,
+                int outOffset) {
+            start(Cipher.ENCRYPT_MODE, nonce, aad);
+            try {
+                return transform(in, inOffset, length, out, outOffset);
+            } catch (AEADBadTagException e) {
+                throw new IllegalStateException("AES-GCM seal failed: " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        protected int engineOpen(byte[] nonce, byte[] aad, Object in, int inOffset, int length, Object out,
+                int outOffset) throws AEADBadTagException {
+            start(Cipher.DECRYPT_MODE, nonce, aad);
+            try {
+                return transform(in, inOffset, length, out, outOffset);
+            } catch (AEADBadTagException e) {
+                wipe(out, outOffset, length - TAG_LENGTH);
+                throw new AEADBadTagException("AES-GCM authentication failed: " + e.getMessage());
+            }
+        }
+
+        private int transform(Object in, int inOffset, int length, Object out, int outOffset)
+                throws AEADBadTagException {
+            try {
+                if (in instanceof byte[] inArray && out instanceof byte[] outArray) {
+                    int written = 0;
+                    int done = 0;
+                    while (length - done > SLICE) {
+                        written += cipher.update(inArray, inOffset + done, SLICE, outArray, outOffset + written);
+                        done += SLICE;
+                    }
+                    return written + cipher.doFinal(inArray, inOffset + done, length - done, outArray,
+                            outOffset + written);
+                }
+                ByteBuffer src = view(in, inOffset, length);
+                ByteBuffer dst = view(out, outOffset, out instanceof byte[] a ? a.length - outOffset
+                        : ((ByteBuffer) out).limit() - outOffset);
+                int written = 0;
+                while (src.remaining() > SLICE) {
+                    src.limit(src.position() + SLICE);
+                    written += cipher.update(src, dst);
+                    src.limit(length);
+                }
+                return written + cipher.doFinal(src, dst);
+            } catch (AEADBadTagException e) {
+                throw e;
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException(this + ": " + e.getMessage(), e);
+            }
+        }
+
+        private static void wipe(Object out, int offset, int length) {
+            if (out instanceof byte[] array) {
+                Arrays.fill(array, offset, offset + length, (byte) 0);
+            } else {
+                ByteBuffer b = ((ByteBuffer) out).slice(offset, length);
+                while (b.hasRemaining()) {
+                    b.put((byte) 0);
+                }
+            }
+        }
+
+        @Override
+        protected void engineClose() {
+            // See JceStreamCipher.engineClose.
+        }
+    }
+
+    private static final class JceHmac extends BaseHmac {
+        private final Mac mac;
+
+        JceHmac(Mac mac) {
+            super("HMAC-SHA256 (jce)");
+            this.mac = mac;
+        }
+
+        @Override
+        protected void engineUpdate(Object in, int offset, int length) {
+            if (in instanceof byte[] array) {
+                mac.update(array, offset, length);
+            } else {
+                mac.update(view(in, offset, length));
+            }
+        }
+
+        @Override
+        protected void engineDoFinal(byte[] out, int offset) {
+            try {
+                mac.doFinal(out, offset);
+            } catch (ShortBufferException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        protected void engineClose() {
+            mac.reset();
+        }
+    }
+}

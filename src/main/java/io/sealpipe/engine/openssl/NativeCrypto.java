@@ -1,0 +1,83 @@
+package io.sealpipe.engine.openssl;
+
+import java.security.InvalidAlgorithmParameterException;
+import java.security.InvalidKeyException;
+import javax.crypto.AEADBadTagException;
+
+/**
+ * The JNI bridge to libsealpipe.so: each method mirrors the libcrypto calls it wraps
+ * (src/main/native). Handles are opaque {@code long}s owned by the wrapper objects in this
+ * package; data arguments are a byte[] or a direct ByteBuffer with an absolute offset. Every
+ * entry point validates its arguments again in C.
+ */
+final class NativeCrypto {
+    private NativeCrypto() {}
+
+    // Shared with sealpipe.h; NativeLibrary passes them to checkConstants at load time.
+    static final int AES_CTR = 1;
+    static final int AES_GCM = 2;
+    static final int AES_CFB128 = 3;
+    static final int GCM_NONCE_LENGTH = 12;
+    static final int GCM_TAG_LENGTH = 16;
+    static final int HMAC_SHA256_LENGTH = 32;
+    static final int CPU_AESNI = 1;
+    static final int CPU_PCLMULQDQ = 1 << 1;
+    static final int CPU_AVX2 = 1 << 2;
+    static final int CPU_VAES = 1 << 3;
+    static final int CPU_VPCLMULQDQ = 1 << 4;
+    static final int CPU_KNOWN = 1 << 30;
+
+    static int[] constants() {
+        return new int[] {
+            AES_CTR, AES_GCM, AES_CFB128, GCM_NONCE_LENGTH, GCM_TAG_LENGTH, HMAC_SHA256_LENGTH,
+            CPU_AESNI, CPU_PCLMULQDQ, CPU_AVX2, CPU_VAES, CPU_VPCLMULQDQ, CPU_KNOWN,
+        };
+    }
+
+    /** Throws LinkageError if Java and C disagree on a constant. */
+    static native void checkConstants(int[] values);
+
+    /** dlopen's libcrypto (path, or libcrypto.so.3, .so.1.1, .so); UnsatisfiedLinkError if not. */
+    static native boolean loadLibcrypto(String path);
+
+    /** OpenSSL_version(OPENSSL_VERSION), e.g. "OpenSSL 3.0.19 27 Jan 2026". */
+    static native String opensslVersion();
+
+    /** The file libcrypto was loaded from. */
+    static native String opensslPath();
+
+    /** CPU_* bits from cpuid; CPU_KNOWN is clear where cpuid is not available. */
+    static native int cpuFeatures();
+
+    /** EVP_CIPHER_CTX_new + EVP_CipherInit_ex(key, iv); iv is null for GCM. */
+    static native long cipherNew(int mode, byte[] key, byte[] iv, boolean encrypt)
+            throws InvalidKeyException, InvalidAlgorithmParameterException;
+
+    /** EVP_CIPHER_CTX_free. */
+    static native void cipherFree(long cipher);
+
+    /** EVP_CipherInit_ex(ctx, NULL, NULL, NULL, iv, enc): new IV, same key schedule. */
+    static native void cipherReset(long cipher, byte[] iv, boolean encrypt)
+            throws InvalidAlgorithmParameterException;
+
+    /** EVP_CipherUpdate over len bytes; returns len. */
+    static native int cipherUpdate(long cipher, Object in, int inOffset, Object out, int outOffset, int len);
+
+    /** Nonce, AAD, EVP_CipherUpdate, EVP_CipherFinal_ex, GET_TAG; returns inLength + 16. */
+    static native int gcmSeal(long cipher, byte[] nonce, byte[] aad, Object in, int inOffset, int inLength,
+            Object out, int outOffset) throws InvalidAlgorithmParameterException;
+
+    /** Nonce, AAD, EVP_CipherUpdate, SET_TAG, EVP_CipherFinal_ex; returns inLength - 16. */
+    static native int gcmOpen(long cipher, byte[] nonce, byte[] aad, Object in, int inOffset, int inLength,
+            Object out, int outOffset) throws AEADBadTagException, InvalidAlgorithmParameterException;
+
+    /** HMAC_CTX_new + HMAC_Init_ex(key, EVP_sha256()). */
+    static native long hmacNew(byte[] key) throws InvalidKeyException;
+
+    static native void hmacFree(long hmac);
+
+    static native void hmacUpdate(long hmac, Object in, int offset, int len);
+
+    /** HMAC_Final into out[offset..offset+32), then HMAC_Init_ex to restart with the same key. */
+    static native void hmacFinal(long hmac, byte[] out, int offset);
+}

@@ -1,0 +1,275 @@
+package io.sealpipe.engine.openssl;
+
+import io.sealpipe.engine.AeadCipher;
+import io.sealpipe.engine.CryptoEngine;
+import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.EngineSettings;
+import io.sealpipe.engine.EngineStatus;
+import io.sealpipe.engine.Hmac;
+import io.sealpipe.engine.StreamCipher;
+import io.sealpipe.internal.BaseAeadCipher;
+import io.sealpipe.internal.BaseHmac;
+import io.sealpipe.internal.BaseStreamCipher;
+import io.sealpipe.internal.Checks;
+import io.sealpipe.internal.Cleaners;
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.security.GeneralSecurityException;
+import java.security.InvalidAlgorithmParameterException;
+import java.util.OptionalInt;
+import java.util.function.LongConsumer;
+import javax.crypto.AEADBadTagException;
+
+/**
+ * The OpenSSL engine through sealpipe's own JNI library: libsealpipe.so opens libcrypto
+ * (OpenSSL 3.x or 1.1) at run time. Each cipher object owns one EVP_CIPHER_CTX, keyed once.
+ */
+public final class OpenSslJniEngine implements CryptoEngine {
+    private static final OpenSslJniEngine INSTANCE = new OpenSslJniEngine();
+
+    private OpenSslJniEngine() {}
+
+    /** Loading happens once per JVM, on first use of this class. */
+    private static final class Loaded {
+        static final Throwable LIBRARY_FAILURE;
+        static final Throwable LIBCRYPTO_FAILURE;
+        static final String VERSION;
+        static final String PATH;
+
+        static {
+            Throwable libraryFailure = null;
+            Throwable libcryptoFailure = null;
+            String version = null;
+            String path = null;
+            try {
+                NativeLibrary.load();
+                NativeCrypto.checkConstants(NativeCrypto.constants());
+            } catch (Throwable t) { // UnsatisfiedLinkError, LinkageError, SecurityException
+                libraryFailure = t;
+            }
+            if (libraryFailure == null) {
+                try {
+                    NativeCrypto.loadLibcrypto(EngineSettings.fromSystemProperties().libcrypto());
+                    version = NativeCrypto.opensslVersion();
+                    path = NativeCrypto.opensslPath();
+                } catch (Throwable t) {
+                    libcryptoFailure = t;
+                }
+            }
+            LIBRARY_FAILURE = libraryFailure;
+            LIBCRYPTO_FAILURE = libcryptoFailure;
+            VERSION = version;
+            PATH = path;
+        }
+    }
+
+    /** Whether libsealpipe.so and libcrypto both loaded; never throws. */
+    public static EngineStatus status() {
+        if (Loaded.LIBRARY_FAILURE != null) {
+            return EngineStatus.unavailable(EngineKind.OPENSSL_JNI,
+                    "libsealpipe native library did not load: " + Loaded.LIBRARY_FAILURE.getMessage(),
+                    Loaded.LIBRARY_FAILURE);
+        }
+        if (Loaded.LIBCRYPTO_FAILURE != null) {
+            return EngineStatus.unavailable(EngineKind.OPENSSL_JNI,
+                    "libcrypto did not load: " + Loaded.LIBCRYPTO_FAILURE.getMessage()
+                            + " (install OpenSSL 3 or 1.1, or set -D" + EngineSettings.LIBCRYPTO + "=PATH)",
+                    Loaded.LIBCRYPTO_FAILURE);
+        }
+        return EngineStatus.available(EngineKind.OPENSSL_JNI, Loaded.VERSION + " via JNI from " + Loaded.PATH);
+    }
+
+    /** The engine, if {@link #status()} is available; otherwise throws saying why. */
+    public static OpenSslJniEngine get() {
+        EngineStatus status = status();
+        if (!status.available()) {
+            IllegalStateException e = new IllegalStateException("openssl-jni engine unavailable: " + status.reason());
+            status.cause().ifPresent(e::initCause);
+            throw e;
+        }
+        return INSTANCE;
+    }
+
+    /** OpenSSL's version string, or null if libcrypto did not load through JNI. */
+    public static String opensslVersion() {
+        return Loaded.VERSION;
+    }
+
+    /** The libcrypto file loaded through JNI, or null. */
+    public static String opensslPath() {
+        return Loaded.PATH;
+    }
+
+    /**
+     * CPU feature bits from cpuid in libsealpipe.so (bits: 1 AES-NI, 2 PCLMULQDQ, 4 AVX2, 8 VAES,
+     * 16 VPCLMULQDQ), or empty if the library did not load or cpuid is not available.
+     */
+    public static OptionalInt cpuidFeatures() {
+        if (Loaded.LIBRARY_FAILURE != null) {
+            return OptionalInt.empty();
+        }
+        int bits = NativeCrypto.cpuFeatures();
+        return (bits & NativeCrypto.CPU_KNOWN) == 0 ? OptionalInt.empty() : OptionalInt.of(bits & 0xff);
+    }
+
+    @Override
+    public EngineKind kind() {
+        return EngineKind.OPENSSL_JNI;
+    }
+
+    @Override
+    public StreamCipher newAesCtr(byte[] key, byte[] iv) throws GeneralSecurityException {
+        return new NativeStreamCipher("AES-CTR", NativeCrypto.AES_CTR, key, iv, true);
+    }
+
+    @Override
+    public StreamCipher newAesCfb(byte[] key, byte[] iv, boolean encrypt) throws GeneralSecurityException {
+        return new NativeStreamCipher("AES-CFB128", NativeCrypto.AES_CFB128, key, iv, encrypt);
+    }
+
+    @Override
+    public AeadCipher newAesGcm(byte[] key) throws GeneralSecurityException {
+        return new NativeGcm(key);
+    }
+
+    @Override
+    public Hmac newHmacSha256(byte[] key) throws GeneralSecurityException {
+        return new NativeHmac(key);
+    }
+
+    @Override
+    public String toString() {
+        return kind().id();
+    }
+
+    /** Frees a native handle once, from close() or, for a forgotten object, the Cleaner. */
+    private record Free(long handle, LongConsumer free) implements Runnable {
+        @Override
+        public void run() {
+            free.accept(handle);
+        }
+    }
+
+    private static String name(String algorithm, byte[] key) {
+        return "AES-" + key.length * 8 + algorithm.substring(3) + " (openssl-jni)";
+    }
+
+    private static final class NativeStreamCipher extends BaseStreamCipher {
+        private final long handle;
+        private final boolean encrypt;
+        private final Cleaner.Cleanable cleanable;
+
+        NativeStreamCipher(String algorithm, int mode, byte[] key, byte[] iv, boolean encrypt)
+                throws GeneralSecurityException {
+            super(name(algorithm, key));
+            Checks.aesKey(key);
+            Checks.length("iv", iv, 16);
+            get();
+            this.encrypt = encrypt;
+            this.handle = NativeCrypto.cipherNew(mode, key, iv, encrypt);
+            this.cleanable = Cleaners.CLEANER.register(this, new Free(handle, NativeCrypto::cipherFree));
+        }
+
+        @Override
+        protected void engineReset(byte[] iv) {
+            try {
+                NativeCrypto.cipherReset(handle, iv, encrypt);
+            } catch (InvalidAlgorithmParameterException e) {
+                throw new IllegalArgumentException(e.getMessage(), e);
+            } finally {
+                Reference.reachabilityFence(this);
+            }
+        }
+
+        @Override
+        protected void engineUpdate(Object in, int inOffset, Object out, int outOffset, int length) {
+            try {
+                NativeCrypto.cipherUpdate(handle, in, inOffset, out, outOffset, length);
+            } finally {
+                Reference.reachabilityFence(this);
+            }
+        }
+
+        @Override
+        protected void engineClose() {
+            cleanable.clean();
+        }
+    }
+
+    private static final class NativeGcm extends BaseAeadCipher {
+        private final long handle;
+        private final Cleaner.Cleanable cleanable;
+
+        NativeGcm(byte[] key) throws GeneralSecurityException {
+            super(name("AES-GCM", key));
+            Checks.aesKey(key);
+            get();
+            this.handle = NativeCrypto.cipherNew(NativeCrypto.AES_GCM, key, null, true);
+            this.cleanable = Cleaners.CLEANER.register(this, new Free(handle, NativeCrypto::cipherFree));
+        }
+
+        @Override
+        protected int engineSeal(byte[] nonce, byte[] aad, Object in, int inOffset, int length, Object out,
+                int outOffset) {
+            try {
+                return NativeCrypto.gcmSeal(handle, nonce, aad, in, inOffset, length, out, outOffset);
+            } catch (InvalidAlgorithmParameterException e) {
+                throw new IllegalArgumentException(e.getMessage(), e);
+            } finally {
+                Reference.reachabilityFence(this);
+            }
+        }
+
+        @Override
+        protected int engineOpen(byte[] nonce, byte[] aad, Object in, int inOffset, int length, Object out,
+                int outOffset) throws AEADBadTagException {
+            try {
+                return NativeCrypto.gcmOpen(handle, nonce, aad, in, inOffset, length, out, outOffset);
+            } catch (InvalidAlgorithmParameterException e) {
+                throw new IllegalArgumentException(e.getMessage(), e);
+            } finally {
+                Reference.reachabilityFence(this);
+            }
+        }
+
+        @Override
+        protected void engineClose() {
+            cleanable.clean();
+        }
+    }
+
+    private static final class NativeHmac extends BaseHmac {
+        private final long handle;
+        private final Cleaner.Cleanable cleanable;
+
+        NativeHmac(byte[] key) throws GeneralSecurityException {
+            super("HMAC-SHA256 (openssl-jni)");
+            get();
+            this.handle = NativeCrypto.hmacNew(key);
+            this.cleanable = Cleaners.CLEANER.register(this, new Free(handle, NativeCrypto::hmacFree));
+        }
+
+        @Override
+        protected void engineUpdate(Object in, int offset, int length) {
+            try {
+                NativeCrypto.hmacUpdate(handle, in, offset, length);
+            } finally {
+                Reference.reachabilityFence(this);
+            }
+        }
+
+        @Override
+        protected void engineDoFinal(byte[] out, int offset) {
+            try {
+                NativeCrypto.hmacFinal(handle, out, offset);
+            } finally {
+                Reference.reachabilityFence(this);
+            }
+        }
+
+        @Override
+        protected void engineClose() {
+            cleanable.clean();
+        }
+    }
+}

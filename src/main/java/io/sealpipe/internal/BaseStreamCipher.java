@@ -1,0 +1,109 @@
+package io.sealpipe.internal;
+
+import io.sealpipe.engine.StreamCipher;
+import java.nio.ByteBuffer;
+import java.nio.ReadOnlyBufferException;
+import java.util.Arrays;
+
+/**
+ * Argument checking and buffer handling shared by every engine's CTR/CFB cipher; subclasses
+ * implement the transformation on a byte[] or direct ByteBuffer ({@link Buffers}).
+ */
+public abstract class BaseStreamCipher implements StreamCipher {
+    private static final int SCRATCH_SIZE = 16 * 1024;
+
+    private final String name;
+    private boolean closed;
+    private byte[] scratch;
+
+    protected BaseStreamCipher(String name) {
+        this.name = name;
+    }
+
+    @Override
+    public final void reset(byte[] iv) {
+        checkOpen();
+        Checks.length("iv", iv, 16);
+        engineReset(iv);
+    }
+
+    @Override
+    public final int update(byte[] in, int inOffset, int length, byte[] out, int outOffset) {
+        checkOpen();
+        Checks.range("input", in, inOffset, length);
+        Checks.range("output", out, outOffset, length);
+        Checks.noPartialOverlap(in, inOffset, out, outOffset, length);
+        if (length > 0) {
+            engineUpdate(in, inOffset, out, outOffset, length);
+        }
+        return length;
+    }
+
+    @Override
+    public final int update(ByteBuffer in, ByteBuffer out) {
+        checkOpen();
+        int length = in.remaining();
+        if (out.isReadOnly()) {
+            throw new ReadOnlyBufferException();
+        }
+        if (out.remaining() < length) {
+            throw new IllegalArgumentException("output has room for " + out.remaining()
+                    + " bytes but input has " + length);
+        }
+        if (length == 0) {
+            return 0;
+        }
+        if (Buffers.accessible(in)) {
+            engineUpdate(Buffers.base(in), Buffers.offset(in), Buffers.base(out), Buffers.offset(out), length);
+            Buffers.skip(in, length);
+            Buffers.skip(out, length);
+        } else {
+            // A read-only heap buffer: copy through a scratch array, slice by slice.
+            if (scratch == null) {
+                scratch = new byte[SCRATCH_SIZE];
+            }
+            while (in.hasRemaining()) {
+                int n = Math.min(in.remaining(), scratch.length);
+                in.get(scratch, 0, n);
+                engineUpdate(scratch, 0, scratch, 0, n);
+                out.put(scratch, 0, n);
+            }
+        }
+        return length;
+    }
+
+    @Override
+    public final void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (scratch != null) {
+            Arrays.fill(scratch, (byte) 0);
+        }
+        engineClose();
+    }
+
+    protected final void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException(name + " is closed");
+        }
+    }
+
+    /** Starts again at {@code iv} (16 bytes, checked). */
+    protected abstract void engineReset(byte[] iv);
+
+    /**
+     * Transforms {@code length > 0} bytes; {@code in} and {@code out} are each a byte[] or a
+     * direct ByteBuffer, with absolute offsets already checked.
+     */
+    protected abstract void engineUpdate(Object in, int inOffset, Object out, int outOffset, int length);
+
+    /** Releases the context; called once. */
+    protected abstract void engineClose();
+
+    @Override
+    public String toString() {
+        return name + (closed ? " (closed)" : "");
+    }
+}
