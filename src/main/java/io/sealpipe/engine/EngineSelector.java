@@ -72,7 +72,7 @@ public final class EngineSelector {
                         + EngineSettings.LIBCRYPTO + "=PATH, or drop the requirement";
                 chosen = null;
             } else {
-                decision = "auto: fallback to JCE because no OpenSSL engine can be used";
+                decision = "auto: JCE, because neither OpenSSL engine can be used here (reasons below)";
             }
         }
         return new EngineReport(cpu, opensslVersion, opensslPath, List.copyOf(statuses), Optional.ofNullable(chosen),

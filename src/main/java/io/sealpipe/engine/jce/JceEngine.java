@@ -44,6 +44,7 @@ public final class JceEngine implements CryptoEngine {
 
     private static final String CTR = "AES/CTR/NoPadding";
     private static final String CFB = "AES/CFB/NoPadding";
+    private static final String ECB = "AES/ECB/NoPadding";
     private static final String GCM = "AES/GCM/NoPadding";
     private static final String HMAC = "HmacSHA256";
 
@@ -106,7 +107,7 @@ public final class JceEngine implements CryptoEngine {
 
     @Override
     public StreamCipher newAesCfb(byte[] key, byte[] iv, boolean encrypt) throws GeneralSecurityException {
-        return new JceStreamCipher("CFB128", cipher(CFB), key, iv, encrypt);
+        return new JceCfb128(cipher(CFB), cipher(ECB), key, iv, encrypt);
     }
 
     @Override
@@ -188,6 +189,129 @@ public final class JceEngine implements CryptoEngine {
         @Override
         protected void engineClose() {
             // SunJCE keeps its key schedule until the Cipher is collected; nothing else to free.
+        }
+    }
+
+    /**
+     * AES-CFB128 that, like OpenSSL's, returns every byte at once. SunJCE's CFB holds back a
+     * partial block until it is complete, so whole blocks go to SunJCE and a partial block is
+     * finished here: its keystream is AES(previous ciphertext block), from an ECB cipher, and
+     * SunJCE restarts from the completed block.
+     */
+    private static final class JceCfb128 extends BaseStreamCipher {
+        private final Cipher cfb;
+        private final Cipher ecb;
+        private final SecretKeySpec key;
+        private final int mode;
+        private final byte[] register = new byte[16];   // the ciphertext block CFB encrypts next
+        private final byte[] keystream = new byte[16];  // AES(register) while inside a block
+        private final byte[] partial = new byte[16];    // ciphertext of the block in progress
+        private int used;                               // bytes of the current block done (0..15)
+        private byte[] scratch;
+
+        JceCfb128(Cipher cfb, Cipher ecb, byte[] key, byte[] iv, boolean encrypt) throws GeneralSecurityException {
+            super("AES-" + Checks.aesKey(key) * 8 + "-CFB128 (jce)");
+            Checks.length("iv", iv, 16);
+            this.cfb = cfb;
+            this.ecb = ecb;
+            this.key = new SecretKeySpec(key, "AES");
+            this.mode = encrypt ? Cipher.ENCRYPT_MODE : Cipher.DECRYPT_MODE;
+            ecb.init(Cipher.ENCRYPT_MODE, this.key);
+            engineReset(iv);
+        }
+
+        @Override
+        protected void engineReset(byte[] iv) {
+            System.arraycopy(iv, 0, register, 0, 16);
+            used = 0;
+            restartAtRegister();
+        }
+
+        private void restartAtRegister() {
+            try {
+                cfb.init(mode, key, new IvParameterSpec(register));
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("cannot restart " + this + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        protected void engineUpdate(Object in, int inOffset, Object out, int outOffset, int length) {
+            if (in instanceof byte[] inArray && out instanceof byte[] outArray) {
+                update(inArray, inOffset, outArray, outOffset, length);
+                return;
+            }
+            if (scratch == null) {
+                scratch = new byte[SLICE];
+            }
+            ByteBuffer src = view(in, inOffset, length);
+            ByteBuffer dst = view(out, outOffset, length);
+            while (src.hasRemaining()) {
+                int n = Math.min(src.remaining(), scratch.length);
+                src.get(scratch, 0, n);
+                update(scratch, 0, scratch, 0, n);
+                dst.put(scratch, 0, n);
+            }
+        }
+
+        private void update(byte[] in, int inOffset, byte[] out, int outOffset, int length) {
+            int done = 0;
+            while (used > 0 && done < length) { // finish the block in progress
+                step(in, inOffset + done, out, outOffset + done);
+                done++;
+            }
+            int whole = (length - done) & ~15;
+            if (whole > 0) {
+                // The last ciphertext block becomes the register; read it before an in-place decrypt.
+                if (mode == Cipher.DECRYPT_MODE) {
+                    System.arraycopy(in, inOffset + done + whole - 16, register, 0, 16);
+                }
+                try {
+                    for (int d = 0; d < whole; ) {
+                        int n = Math.min(SLICE, whole - d);
+                        d += cfb.update(in, inOffset + done + d, n, out, outOffset + done + d);
+                    }
+                } catch (ShortBufferException e) {
+                    throw new IllegalStateException(this + ": " + e.getMessage(), e);
+                }
+                if (mode == Cipher.ENCRYPT_MODE) {
+                    System.arraycopy(out, outOffset + done + whole - 16, register, 0, 16);
+                }
+                done += whole;
+            }
+            if (done < length) { // start a block that this call does not complete
+                try {
+                    ecb.doFinal(register, 0, 16, keystream, 0);
+                } catch (GeneralSecurityException e) {
+                    throw new IllegalStateException(this + ": " + e.getMessage(), e);
+                }
+                while (done < length) {
+                    step(in, inOffset + done, out, outOffset + done);
+                    done++;
+                }
+            }
+        }
+
+        /** One byte of the block in progress; at the block's end SunJCE restarts from it. */
+        private void step(byte[] in, int inIndex, byte[] out, int outIndex) {
+            byte b = in[inIndex];
+            byte transformed = (byte) (b ^ keystream[used]);
+            out[outIndex] = transformed;
+            partial[used++] = mode == Cipher.ENCRYPT_MODE ? transformed : b;
+            if (used == 16) {
+                System.arraycopy(partial, 0, register, 0, 16);
+                used = 0;
+                restartAtRegister();
+            }
+        }
+
+        @Override
+        protected void engineClose() {
+            Arrays.fill(keystream, (byte) 0);
+            Arrays.fill(partial, (byte) 0);
+            if (scratch != null) {
+                Arrays.fill(scratch, (byte) 0);
+            }
         }
     }
 

@@ -1,0 +1,120 @@
+package io.sealpipe.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.Engines;
+import io.sealpipe.engine.TestEngines;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code sealpipe info} in child JVMs, because loading is once per process: each case starts
+ * java with its own system properties, as a user would, and reads the JSON report.
+ */
+class InfoCommandTest {
+
+    record Result(int exitCode, String out, String err) {}
+
+    static Result run(List<String> jvmOptions, String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.addAll(jvmOptions);
+        command.add(Main.class.getName());
+        command.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(command);
+        pb.environment().remove("OPENSSL_ia32cap");
+        Process p = pb.start();
+        p.getOutputStream().close();
+        byte[] out = p.getInputStream().readAllBytes();
+        byte[] err = p.getErrorStream().readAllBytes();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child JVM did not finish");
+        return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
+    }
+
+    static JsonNode json(Result r) throws IOException {
+        return new ObjectMapper().readTree(r.out());
+    }
+
+    @Test
+    void defaultReportsEveryEngineAndTheChoice() throws Exception {
+        Result r = run(List.of(), "info", "--json");
+        assertEquals(0, r.exitCode(), r.err());
+        JsonNode report = json(r);
+        for (String key : List.of("engine", "openssl_version", "aesni", "engines")) {
+            assertTrue(report.has(key), "missing " + key + " in " + r.out());
+        }
+        for (EngineKind kind : EngineKind.values()) {
+            JsonNode e = report.get("engines").get(kind.id());
+            assertTrue(e.has("available") && e.has("reason"), r.out());
+        }
+        if (TestEngines.inCi()) {
+            // CI must exercise the native engine: the machine has AES-NI and OpenSSL 3.
+            assertEquals("openssl-jni", report.get("engine").asText(), r.out());
+        }
+        assertEquals(Engines.report().chosen().map(EngineKind::id).orElse(null), report.get("engine").asText());
+    }
+
+    @Test
+    void simulatedNoAesniChoosesJce() throws Exception {
+        JsonNode report = json(run(List.of("-Dsealpipe.cpu.aesni=false"), "info", "--json"));
+        assertEquals("jce", report.get("engine").asText());
+        assertFalse(report.get("aesni").asBoolean());
+        assertTrue(report.get("engines").get("openssl-jni").get("not_chosen_because").asText().contains("no AES-NI"));
+    }
+
+    @Test
+    void libcryptoPointingNowhereFallsBackWithReasons() throws Exception {
+        JsonNode report = json(run(List.of("-Dsealpipe.openssl.libcrypto=/nonexistent/libcrypto.so.3"), "info", "--json"));
+        assertEquals("jce", report.get("engine").asText());
+        for (String kind : List.of("openssl-jni", "openssl-jna")) {
+            JsonNode e = report.get("engines").get(kind);
+            assertFalse(e.get("available").asBoolean(), kind);
+            assertTrue(e.get("reason").asText().contains("/nonexistent/libcrypto.so.3"), e.toString());
+        }
+        assertTrue(report.get("openssl_version").isNull());
+    }
+
+    @Test
+    void requireOpenSslWithoutOpenSslIsAClearError() throws Exception {
+        Result r = run(List.of("-Dsealpipe.openssl.libcrypto=/nonexistent/libcrypto.so.3",
+                "-Dsealpipe.engine.require=openssl"), "info");
+        assertEquals(1, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("Chosen:  none") && r.out().contains("forbids the JCE fallback"), r.out());
+    }
+
+    @Test
+    void forcedEnginesAreReported() throws Exception {
+        for (EngineKind kind : EngineKind.values()) {
+            if (!Engines.report().status(kind).available()) {
+                continue;
+            }
+            JsonNode report = json(run(List.of("-Dsealpipe.engine=" + kind.id()), "info", "--json"));
+            assertEquals(kind.id(), report.get("engine").asText());
+            assertTrue(report.get("decision").asText().contains("forced"));
+        }
+    }
+
+    @Test
+    void badArgumentsAndBadPropertiesExitTwo() throws Exception {
+        Result unknown = run(List.of(), "info", "--bogus");
+        assertEquals(2, unknown.exitCode());
+        assertTrue(unknown.err().contains("--bogus"), unknown.err());
+        Result noCommand = run(List.of());
+        assertEquals(2, noCommand.exitCode());
+        Result badEngine = run(List.of("-Dsealpipe.engine=fast"), "info");
+        assertEquals(2, badEngine.exitCode(), badEngine.out() + badEngine.err());
+        assertTrue(badEngine.err().contains("sealpipe.engine=fast"), badEngine.err());
+    }
+}

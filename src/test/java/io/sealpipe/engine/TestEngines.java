@@ -1,0 +1,41 @@
+package io.sealpipe.engine;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.stream.Stream;
+
+/**
+ * Every engine through the same tests. An engine that does not load here is skipped locally,
+ * but in CI ({@code CI=true}) every engine must load, so CI never passes by testing JCE alone.
+ */
+public final class TestEngines {
+    private TestEngines() {}
+
+    static final HexFormat HEX = HexFormat.of();
+
+    public static boolean inCi() {
+        return "true".equalsIgnoreCase(System.getenv("CI"));
+    }
+
+    /** The engines, for {@code @MethodSource}. */
+    public static Stream<EngineKind> kinds() {
+        return Arrays.stream(EngineKind.values());
+    }
+
+    /** The engine, or a skipped test (outside CI) if it cannot run here. */
+    public static CryptoEngine engine(EngineKind kind) {
+        EngineStatus status = Engines.report().status(kind);
+        if (inCi()) {
+            assertTrue(status.available(), kind.id() + " must load in CI: " + status.reason());
+        }
+        assumeTrue(status.available(), kind.id() + " unavailable here: " + status.reason());
+        return Engines.get(kind);
+    }
+
+    static byte[] hex(String s) {
+        return HEX.parseHex(s);
+    }
+}
