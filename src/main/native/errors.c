@@ -21,7 +21,7 @@ void sp_throw(JNIEnv *env, const char *class_name, const char *message) {
 
 /* Throws class_name with "what: <first OpenSSL error>" and empties the error queue. */
 void sp_throw_openssl(JNIEnv *env, const char *class_name, const char *what) {
-    char reason[256] = "no error queued by OpenSSL";
+    char reason[256] = "no error queued";
     unsigned long first = sp_crypto->ERR_get_error();
     if (first != 0) {
         sp_crypto->ERR_error_string_n(first, reason, sizeof(reason));

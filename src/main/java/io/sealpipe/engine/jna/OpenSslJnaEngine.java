@@ -168,7 +168,7 @@ public final class OpenSslJnaEngine implements CryptoEngine {
     /** Drains OpenSSL's error queue into a message: "what (OpenSSL: reason)". */
     private static String error(String what) {
         NativeLong first = LibCrypto.ERR_get_error();
-        String reason = "no error queued by OpenSSL";
+        String reason = "no error queued";
         if (first.longValue() != 0) {
             byte[] buf = new byte[256];
             LibCrypto.ERR_error_string_n(first, buf, new NativeLong(buf.length));
