@@ -38,6 +38,16 @@ public final class Checks {
         return key.length;
     }
 
+    /** Checks an HMAC key: any length but empty. */
+    public static void hmacKey(byte[] key) throws java.security.InvalidKeyException {
+        if (key == null) {
+            throw new NullPointerException("key is null");
+        }
+        if (key.length == 0) {
+            throw new java.security.InvalidKeyException("HMAC key must not be empty");
+        }
+    }
+
     /** Rejects in/out ranges of one array that overlap without being the same (in place). */
     public static void noPartialOverlap(byte[] in, int inOffset, byte[] out, int outOffset, int length) {
         if (in == out && inOffset != outOffset && length > 0

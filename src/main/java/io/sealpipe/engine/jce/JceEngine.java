@@ -118,12 +118,7 @@ public final class JceEngine implements CryptoEngine {
 
     @Override
     public Hmac newHmacSha256(byte[] key) throws GeneralSecurityException {
-        if (key == null) {
-            throw new NullPointerException("key is null");
-        }
-        if (key.length == 0) {
-            throw new InvalidKeyException("HMAC key must not be empty");
-        }
+        Checks.hmacKey(key);
         Mac mac = mac();
         mac.init(new SecretKeySpec(key, HMAC));
         return new JceHmac(mac);

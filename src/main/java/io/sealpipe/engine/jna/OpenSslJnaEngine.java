@@ -141,12 +141,7 @@ public final class OpenSslJnaEngine implements CryptoEngine {
 
     @Override
     public Hmac newHmacSha256(byte[] key) throws GeneralSecurityException {
-        if (key == null) {
-            throw new NullPointerException("key is null");
-        }
-        if (key.length == 0) {
-            throw new InvalidKeyException("HMAC key must not be empty");
-        }
+        Checks.hmacKey(key);
         return new JnaHmac(key);
     }
 
