@@ -98,6 +98,42 @@ class MisuseTest {
         assertTrue(ctr.toString().contains(kind.id()) && ctr.toString().contains("closed"), ctr.toString());
     }
 
+    /** Opening the same message twice (re-reading a chunk) works, large or small, heap or direct. */
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void openingTheSameMessageAgainWorks(EngineKind kind) throws Exception {
+        CryptoEngine engine = TestEngines.engine(kind);
+        java.util.Random random = new java.util.Random(7);
+        for (int size : new int[] {100, 16384, 16385, 200_000}) {
+            byte[] plain = new byte[size];
+            random.nextBytes(plain);
+            byte[] nonce = new byte[12];
+            random.nextBytes(nonce);
+            try (AeadCipher gcm = engine.newAesGcm(new byte[32])) {
+                byte[] sealed = new byte[size + 16];
+                gcm.seal(nonce, new byte[] {1, 2}, plain, 0, size, sealed, 0);
+                for (int i = 0; i < 3; i++) {
+                    ByteBuffer out = i == 1 ? ByteBuffer.allocateDirect(size) : ByteBuffer.allocate(size);
+                    gcm.open(nonce, new byte[] {1, 2}, ByteBuffer.wrap(sealed), out);
+                    byte[] got = new byte[size];
+                    out.flip().get(got);
+                    assertArrayEquals(plain, got, kind + " size " + size + " open #" + i);
+                }
+                sealed[size / 2] ^= 4; // a flipped ciphertext bit, then a wrong AAD
+                byte[] out = new byte[size];
+                assertThrows(AEADBadTagException.class, () -> gcm.open(nonce, new byte[] {1, 2}, sealed, 0, size + 16, out, 0));
+                assertArrayEquals(new byte[size], out, "no plaintext after a failed open");
+                sealed[size / 2] ^= 4;
+                assertThrows(AEADBadTagException.class, () -> gcm.open(nonce, new byte[] {1, 3}, sealed, 0, size + 16, out, 0));
+                assertArrayEquals(new byte[size], out, "no plaintext after a failed open");
+                // In place.
+                byte[] copy = sealed.clone();
+                gcm.open(nonce, new byte[] {1, 2}, copy, 0, size + 16, copy, 0);
+                assertArrayEquals(plain, java.util.Arrays.copyOf(copy, size));
+            }
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("kinds")
     void readOnlyHeapInputIsAccepted(EngineKind kind) throws Exception {
