@@ -29,11 +29,12 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * The engine on {@code javax.crypto}, with a chosen provider or the JDK's default.
  *
- * <p>Data is fed to the provider in slices of at most {@link #SLICE} bytes. HotSpot replaces
- * SunJCE's AES loops with AES-NI intrinsics only in compiled code, and a method is compiled
- * after it has been called often; one large call runs its whole buffer in the interpreter.
- * Slicing makes the hot methods called often, so they are compiled early and a 1 MiB call is
- * as fast per byte as a 16 KiB one.
+ * <p>Data is fed to the provider in slices of at most {@link #SLICE} bytes. HotSpot uses its
+ * AES-NI and carry-less-multiply intrinsics only from callers that C2 has compiled, and C2
+ * compiles a method after it has been called often; with one large call the callers stay cold
+ * and the plain Java AES/GHASH loops run instead (about 60 MB/s for GCM in 1 MiB calls for the
+ * first ten seconds or more). Slicing makes the callers hot at once, so a 1 MiB call is as fast
+ * per byte as a 16 KiB one (docs/PERFORMANCE.md).
  *
  * <p>JCE providers keep their own copy of the key (SunJCE's cannot be wiped); this engine keeps
  * none beyond what the provider holds.
@@ -312,9 +313,9 @@ public final class JceEngine implements CryptoEngine {
 
     /**
      * AES-GCM on JCE. Sealing streams through the provider in slices. Opening a message larger
-     * than a slice cannot: SunJCE buffers a whole GCM decryption and runs it in one call, which
-     * stays in the interpreter for large messages (about 60 MB/s for 1 MiB calls after seconds of
-     * warm-up). So a large open uses two sliced passes built from GCM's definition: decrypt with
+     * than a slice cannot: SunJCE buffers a whole GCM decryption and runs GHASH over it in one
+     * call, whose caller reaches C2 (and so the intrinsic) only after half a minute of 1 MiB
+     * calls (about 60 MB/s until then). So a large open uses two sliced passes built from GCM's definition: decrypt with
      * AES-CTR from counter block nonce || 2, then seal the plaintext again with GCM to recompute
      * the tag and compare it in constant time ({@link MessageDigest#isEqual}). On a mismatch the
      * plaintext is wiped before the exception.
