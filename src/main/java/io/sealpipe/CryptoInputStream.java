@@ -1,0 +1,314 @@
+package io.sealpipe;
+
+import io.sealpipe.engine.StreamCipher;
+import io.sealpipe.internal.Checks;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ReadableByteChannel;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * Decrypts an AES-CTR stream as it is read; made by {@link CtrStreams#decrypt}. Also a
+ * {@link ReadableByteChannel}.
+ *
+ * <p>Over a {@code SeekableByteChannel} it can {@link #seek(long)} and serve positioned reads
+ * ({@link #read(long, byte[], int, int)}, {@link #readFully(long, byte[], int, int)}), as
+ * Hadoop's {@code Seekable} and {@code PositionedReadable}. Positioned reads do not move the
+ * stream position and may be called from several threads at once (each uses a cipher context
+ * of its own from a small pool); everything else is for one thread at a time.
+ *
+ * <p>Large reads are read into the caller's array and decrypted there; small reads are served
+ * from a buffer. <b>CTR detects no tampering</b>: a modified ciphertext decrypts to modified
+ * plaintext without an error.
+ */
+public final class CryptoInputStream extends InputStream implements ReadableByteChannel {
+    private final CiphertextSource source;
+    private final CtrStreams params;
+    private final StreamCipher cipher;
+    private final byte[] buffer;
+    private final byte[] scratch = new byte[16];
+    private final long streamOffset;
+    private final long sourceStart; // source position holding stream position streamOffset
+    private final ConcurrentLinkedQueue<StreamCipher> positionedCiphers = new ConcurrentLinkedQueue<>();
+    private int pos;   // buffer[pos, limit): decrypted bytes not yet returned
+    private int limit;
+    private long position;
+    private volatile boolean closed;
+
+    CryptoInputStream(CiphertextSource source, CtrStreams params) {
+        this.source = source;
+        this.params = params;
+        this.buffer = new byte[params.bufferSize()];
+        this.streamOffset = params.streamOffset();
+        this.position = streamOffset;
+        long start = 0;
+        if (source.seekable()) {
+            try {
+                start = source.position();
+            } catch (IOException e) {
+                throw new IllegalArgumentException("cannot read the channel's position: " + e.getMessage(), e);
+            }
+        }
+        this.sourceStart = start;
+        this.cipher = params.newCipher(position);
+    }
+
+    /** Stream position of the next byte {@link #read()} returns. */
+    public long getPos() {
+        return position;
+    }
+
+    @Override
+    public int read() throws IOException {
+        checkOpen();
+        if (pos == limit && fill() < 0) {
+            return -1;
+        }
+        position++;
+        return buffer[pos++] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+        checkOpen();
+        Checks.range("b", b, off, len);
+        if (len == 0) {
+            return 0;
+        }
+        if (pos == limit) {
+            if (len >= buffer.length / 2) {
+                // Large read: ciphertext straight into the caller's array, decrypted in place.
+                int n = source.read(b, off, len);
+                if (n < 0) {
+                    return -1;
+                }
+                cipher.update(b, off, n, b, off);
+                position += n;
+                return n;
+            }
+            if (fill() < 0) {
+                return -1;
+            }
+        }
+        int n = Math.min(len, limit - pos);
+        System.arraycopy(buffer, pos, b, off, n);
+        pos += n;
+        position += n;
+        return n;
+    }
+
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+        checkOpen();
+        if (!dst.hasRemaining()) {
+            return 0;
+        }
+        if (dst.hasArray()) {
+            int n = read(dst.array(), dst.arrayOffset() + dst.position(), dst.remaining());
+            if (n > 0) {
+                dst.position(dst.position() + n);
+            }
+            return n;
+        }
+        if (pos == limit && fill() < 0) {
+            return -1;
+        }
+        int n = Math.min(dst.remaining(), limit - pos);
+        dst.put(buffer, pos, n);
+        pos += n;
+        position += n;
+        return n;
+    }
+
+    /** Reads the next bufferful of ciphertext and decrypts it; -1 at the end. */
+    private int fill() throws IOException {
+        int n = source.read(buffer, 0, buffer.length);
+        if (n < 0) {
+            pos = limit = 0;
+            return -1;
+        }
+        cipher.update(buffer, 0, n, buffer, 0);
+        pos = 0;
+        limit = n;
+        return n;
+    }
+
+    @Override
+    public long skip(long n) throws IOException {
+        checkOpen();
+        if (n <= 0) {
+            return 0;
+        }
+        long fromBuffer = Math.min(n, limit - pos);
+        pos += (int) fromBuffer;
+        position += fromBuffer;
+        long rest = n - fromBuffer;
+        if (rest > 0) {
+            long skipped = source.skip(rest);
+            if (skipped > 0) {
+                position += skipped;
+                params.seek(cipher, position, scratch);
+            }
+            return fromBuffer + skipped;
+        }
+        return fromBuffer;
+    }
+
+    @Override
+    public int available() throws IOException {
+        checkOpen();
+        return (int) Math.min(Integer.MAX_VALUE, (limit - pos) + source.available());
+    }
+
+    /** Whether {@link #seek} and positioned reads are available (the source is seekable). */
+    public boolean isSeekable() {
+        return source.seekable();
+    }
+
+    /**
+     * Moves to stream position {@code newPosition} (at least the stream offset; past the end the
+     * next read returns -1).
+     *
+     * @throws UnsupportedOperationException if the source is not a seekable channel
+     */
+    public void seek(long newPosition) throws IOException {
+        checkOpen();
+        checkSeekable();
+        if (newPosition < streamOffset) {
+            throw new IllegalArgumentException("cannot seek to " + newPosition + ", before the stream offset " + streamOffset);
+        }
+        long bufferStart = position - pos; // stream position of buffer[0]
+        if (newPosition >= bufferStart && newPosition <= bufferStart + limit) {
+            pos = (int) (newPosition - bufferStart); // inside what is already decrypted
+            position = newPosition;
+            return;
+        }
+        source.seek(sourceStart + (newPosition - streamOffset));
+        pos = limit = 0;
+        position = newPosition;
+        params.seek(cipher, newPosition, scratch);
+    }
+
+    /**
+     * Reads up to {@code length} bytes at stream position {@code position} without moving the
+     * stream; safe to call from several threads at once.
+     *
+     * @return the bytes read, or -1 if {@code position} is at or past the end
+     */
+    public int read(long position, byte[] b, int off, int length) throws IOException {
+        checkOpen();
+        checkSeekable();
+        Checks.range("b", b, off, length);
+        if (position < streamOffset) {
+            throw new IllegalArgumentException("position " + position + " is before the stream offset " + streamOffset);
+        }
+        if (length == 0) {
+            return 0;
+        }
+        int n = source.readAt(sourceStart + (position - streamOffset), b, off, length);
+        if (n > 0) {
+            decryptAt(position, b, off, n);
+        }
+        return n;
+    }
+
+    /**
+     * Reads exactly {@code length} bytes at stream position {@code position} without moving the
+     * stream; safe to call from several threads at once.
+     *
+     * @throws EOFException if the stream ends first
+     */
+    public void readFully(long position, byte[] b, int off, int length) throws IOException {
+        Checks.range("b", b, off, length);
+        int done = 0;
+        while (done < length) {
+            int n = read(position + done, b, off + done, length - done);
+            if (n < 0) {
+                throw new EOFException("stream ends before position " + (position + length) + " (read "
+                        + done + " of " + length + " bytes at " + position + ")");
+            }
+            done += n;
+        }
+    }
+
+    /** {@link #readFully(long, byte[], int, int)} for the whole array. */
+    public void readFully(long position, byte[] b) throws IOException {
+        readFully(position, b, 0, b.length);
+    }
+
+    private void decryptAt(long position, byte[] b, int off, int n) {
+        StreamCipher c = positionedCiphers.poll();
+        byte[] counter = new byte[16];
+        if (c == null) {
+            c = params.newCipher(position);
+        } else {
+            params.seek(c, position, counter);
+        }
+        try {
+            c.update(b, off, n, b, off);
+        } finally {
+            if (closed) {
+                c.close();
+            } else {
+                positionedCiphers.add(c);
+            }
+        }
+    }
+
+    @Override
+    public boolean isOpen() {
+        return !closed;
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        Throwable first = null;
+        if (params.closeUnderlying()) {
+            try {
+                source.close();
+            } catch (IOException | RuntimeException e) {
+                first = e;
+            }
+        }
+        try {
+            cipher.close();
+            for (StreamCipher c; (c = positionedCiphers.poll()) != null; ) {
+                c.close();
+            }
+        } catch (RuntimeException e) {
+            if (first == null) {
+                first = e;
+            } else {
+                first.addSuppressed(e);
+            }
+        }
+        CtrStreams.zero(buffer);
+        pos = limit = 0;
+        if (first instanceof IOException io) {
+            throw io;
+        }
+        if (first != null) {
+            throw (RuntimeException) first;
+        }
+    }
+
+    private void checkOpen() throws IOException {
+        if (closed) {
+            throw new ClosedChannelException();
+        }
+    }
+
+    private void checkSeekable() {
+        if (!source.seekable()) {
+            throw new UnsupportedOperationException(
+                    "seek and positioned reads need a seekable source: build the stream with decrypt(SeekableByteChannel)");
+        }
+    }
+}

@@ -1,0 +1,211 @@
+package io.sealpipe;
+
+import io.sealpipe.engine.StreamCipher;
+import io.sealpipe.internal.Checks;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.WritableByteChannel;
+
+/**
+ * Encrypts what is written to it with AES-CTR and passes the ciphertext on to the wrapped
+ * stream or channel; made by {@link CtrStreams#encrypt}. Also a {@link WritableByteChannel}.
+ *
+ * <p>Large writes are encrypted straight from the caller's array into the output buffer; small
+ * writes are gathered as plaintext in the buffer and encrypted together. {@link #flush()}
+ * encrypts and passes on everything buffered. {@link #close()} flushes, closes the wrapped
+ * stream (unless {@code closeUnderlying(false)}), frees the cipher and zeroes the buffer, even if
+ * a step fails; it is idempotent. After a failed write the stream refuses further writes.
+ * Not thread-safe.
+ */
+public final class CryptoOutputStream extends OutputStream implements WritableByteChannel {
+    /** Writes shorter than this are copied and encrypted later together (per-call cost). */
+    private static final int SMALL_WRITE = 256;
+
+    private final CiphertextSink sink;
+    private final StreamCipher cipher;
+    private final boolean closeUnderlying;
+    private final byte[] buffer;
+    private int encrypted; // buffer[0, encrypted): ciphertext waiting to be written
+    private int filled;    // buffer[encrypted, filled): plaintext waiting to be encrypted
+    private long position;
+    private boolean closed;
+    private IOException failure;
+    private final byte[] one = new byte[1];
+
+    CryptoOutputStream(CiphertextSink sink, CtrStreams params) {
+        this.sink = sink;
+        this.closeUnderlying = params.closeUnderlying();
+        this.buffer = new byte[params.bufferSize()];
+        this.position = params.streamOffset();
+        this.cipher = params.newCipher(position);
+    }
+
+    /** Stream position of the next byte written (stream offset + bytes written). */
+    public long getPos() {
+        return position;
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+        one[0] = (byte) b;
+        write(one, 0, 1);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+        checkWritable();
+        Checks.range("b", b, off, len);
+        try {
+            if (len < SMALL_WRITE) {
+                if (buffer.length - filled < len) {
+                    drain();
+                }
+                System.arraycopy(b, off, buffer, filled, len);
+                filled += len;
+                position += len;
+                return;
+            }
+            encryptPending();
+            while (len > 0) {
+                int n = Math.min(len, buffer.length - filled);
+                cipher.update(b, off, n, buffer, filled);
+                filled += n;
+                encrypted = filled;
+                off += n;
+                len -= n;
+                position += n;
+                if (filled == buffer.length) {
+                    writeOut();
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            throw fail(e);
+        }
+    }
+
+    @Override
+    public int write(ByteBuffer src) throws IOException {
+        checkWritable();
+        int n = src.remaining();
+        if (src.hasArray()) {
+            write(src.array(), src.arrayOffset() + src.position(), n);
+            src.position(src.limit());
+            return n;
+        }
+        // Direct or read-only: copy into the buffer as plaintext, encrypt there.
+        try {
+            while (src.hasRemaining()) {
+                if (filled == buffer.length) {
+                    drain();
+                }
+                int k = Math.min(src.remaining(), buffer.length - filled);
+                src.get(buffer, filled, k);
+                filled += k;
+                position += k;
+            }
+        } catch (IOException | RuntimeException e) {
+            throw fail(e);
+        }
+        return n;
+    }
+
+    /** Encrypts and passes on everything buffered, then flushes the wrapped stream. */
+    @Override
+    public void flush() throws IOException {
+        checkWritable();
+        try {
+            drain();
+            sink.flush();
+        } catch (IOException | RuntimeException e) {
+            throw fail(e);
+        }
+    }
+
+    @Override
+    public boolean isOpen() {
+        return !closed;
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        Throwable first = null;
+        try {
+            if (failure == null) {
+                drain();
+                if (!closeUnderlying) {
+                    sink.flush();
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            first = e;
+        }
+        if (closeUnderlying) {
+            try {
+                sink.close();
+            } catch (IOException | RuntimeException e) {
+                first = addTo(first, e);
+            }
+        }
+        try {
+            cipher.close();
+        } catch (RuntimeException e) {
+            first = addTo(first, e);
+        }
+        CtrStreams.zero(buffer);
+        if (first instanceof IOException io) {
+            throw io;
+        }
+        if (first != null) {
+            throw (RuntimeException) first;
+        }
+    }
+
+    private static Throwable addTo(Throwable first, Throwable next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
+    }
+
+    private void encryptPending() {
+        if (filled > encrypted) {
+            cipher.update(buffer, encrypted, filled - encrypted, buffer, encrypted);
+            encrypted = filled;
+        }
+    }
+
+    private void drain() throws IOException {
+        encryptPending();
+        writeOut();
+    }
+
+    private void writeOut() throws IOException {
+        if (filled > 0) {
+            sink.write(buffer, 0, filled);
+            filled = 0;
+            encrypted = 0;
+        }
+    }
+
+    private void checkWritable() throws IOException {
+        if (closed) {
+            throw new ClosedChannelException();
+        }
+        if (failure != null) {
+            throw new IOException("an earlier write failed; the stream cannot continue", failure);
+        }
+    }
+
+    private IOException fail(Exception e) {
+        IOException io = e instanceof IOException x ? x : new IOException("encryption failed: " + e.getMessage(), e);
+        failure = io;
+        return io;
+    }
+}

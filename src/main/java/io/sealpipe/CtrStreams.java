@@ -1,0 +1,242 @@
+package io.sealpipe;
+
+import io.sealpipe.engine.CryptoEngine;
+import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.Engines;
+import io.sealpipe.engine.StreamCipher;
+import io.sealpipe.internal.Checks;
+import io.sealpipe.internal.CtrMath;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.channels.WritableByteChannel;
+import java.security.GeneralSecurityException;
+import java.util.Arrays;
+import javax.security.auth.Destroyable;
+
+/**
+ * AES-CTR streams byte-compatible with Hadoop's {@code CryptoOutputStream}/{@code
+ * CryptoInputStream} and Commons Crypto's {@code CtrCryptoOutputStream}: no header, the
+ * ciphertext has the plaintext's length, and the byte at stream position {@code p} is encrypted
+ * with counter block IV + p / 16 (128-bit, big-endian, with carry).
+ *
+ * <p><b>CTR gives confidentiality only.</b> Nothing detects a modified, truncated or reordered
+ * ciphertext; a flipped ciphertext bit flips the same plaintext bit. Never encrypt two streams
+ * with the same key and IV. Use the authenticated chunked GCM streams where you can; use these
+ * where the Hadoop/Spark format is required.
+ *
+ * <p>An instance is immutable and thread-safe; each stream it makes is not (except positioned
+ * reads, see {@link CryptoInputStream}). It holds a copy of the key until {@link #destroy()}.
+ *
+ * <pre>{@code
+ * CtrStreams ctr = CtrStreams.builder().key(key).iv(iv).build();
+ * try (OutputStream out = ctr.encrypt(Files.newOutputStream(path))) {
+ *     out.write(data);
+ * }
+ * try (CryptoInputStream in = ctr.decrypt(FileChannel.open(path))) {
+ *     in.seek(1000);
+ *     in.readFully(50_000, block, 0, block.length);   // positioned, thread-safe
+ * }
+ * }</pre>
+ */
+public final class CtrStreams implements Destroyable {
+    /** Default buffer size, 64 KiB. */
+    public static final int DEFAULT_BUFFER_SIZE = 64 * 1024;
+    /** Smallest buffer size accepted. */
+    public static final int MIN_BUFFER_SIZE = 512;
+
+    private final AesKey key;
+    private final byte[] iv;
+    private final CryptoEngine engine;
+    private final int bufferSize;
+    private final long streamOffset;
+    private final boolean closeUnderlying;
+
+    private CtrStreams(Builder b) {
+        this.key = AesKey.copyOf(b.key.bytes());
+        this.iv = b.iv.clone();
+        this.engine = b.engine != null ? b.engine : Engines.auto();
+        this.bufferSize = b.bufferSize;
+        this.streamOffset = b.streamOffset;
+        this.closeUnderlying = b.closeUnderlying;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Encrypts what is written to the returned stream into {@code out}. */
+    public CryptoOutputStream encrypt(OutputStream out) {
+        return new CryptoOutputStream(CiphertextSink.of(out), this);
+    }
+
+    /** Encrypts what is written to the returned stream (or channel) into {@code out}. */
+    public CryptoOutputStream encrypt(WritableByteChannel out) {
+        return new CryptoOutputStream(CiphertextSink.of(out), this);
+    }
+
+    /** Decrypts {@code in} sequentially; {@code seek} and positioned reads are not available. */
+    public CryptoInputStream decrypt(InputStream in) {
+        return new CryptoInputStream(CiphertextSource.of(in), this);
+    }
+
+    /**
+     * Decrypts {@code in}. If it is a {@link SeekableByteChannel} (such as a {@code FileChannel}),
+     * the stream can seek and serve positioned reads; its current position holds the byte at
+     * stream position {@link Builder#streamOffset(long) streamOffset}.
+     */
+    public CryptoInputStream decrypt(ReadableByteChannel in) {
+        return new CryptoInputStream(CiphertextSource.of(in), this);
+    }
+
+    public CryptoEngine engine() {
+        return engine;
+    }
+
+    int bufferSize() {
+        return bufferSize;
+    }
+
+    long streamOffset() {
+        return streamOffset;
+    }
+
+    boolean closeUnderlying() {
+        return closeUnderlying;
+    }
+
+    byte[] iv() {
+        return iv;
+    }
+
+    /** A new cipher positioned at stream position {@code position}. */
+    StreamCipher newCipher(long position) {
+        StreamCipher cipher;
+        try {
+            cipher = engine.newAesCtr(key.bytes(), iv);
+        } catch (GeneralSecurityException e) {
+            // The key and IV were validated in build(); an engine failure here is not the caller's.
+            throw new IllegalStateException("cannot create AES-CTR on " + engine.kind() + ": " + e.getMessage(), e);
+        }
+        seek(cipher, position, new byte[16]);
+        return cipher;
+    }
+
+    /**
+     * Moves {@code cipher} to stream position {@code position}: counter block IV + position / 16,
+     * then position % 16 keystream bytes skipped. {@code scratch} is 16 bytes of the caller's.
+     */
+    void seek(StreamCipher cipher, long position, byte[] scratch) {
+        CtrMath.counterBlock(iv, position >>> 4, scratch);
+        cipher.reset(scratch);
+        int skip = (int) (position & 15);
+        if (skip > 0) {
+            cipher.update(scratch, 0, skip, scratch, 0);
+        }
+    }
+
+    /** Zeroes this object's copy of the key; streams already open keep working. */
+    @Override
+    public void destroy() {
+        key.destroy();
+    }
+
+    @Override
+    public boolean isDestroyed() {
+        return key.isDestroyed();
+    }
+
+    @Override
+    public String toString() {
+        return "CtrStreams(AES-" + key.length() * 8 + "-CTR on " + engine.kind() + ", buffer " + bufferSize
+                + ", stream offset " + streamOffset + ")";
+    }
+
+    /** Collects and validates the parameters; {@link #build()} checks everything once. */
+    public static final class Builder {
+        private AesKey key;
+        private byte[] iv;
+        private CryptoEngine engine;
+        private int bufferSize = DEFAULT_BUFFER_SIZE;
+        private long streamOffset;
+        private boolean closeUnderlying = true;
+
+        private Builder() {}
+
+        /** The key (16, 24 or 32 bytes); the built object keeps its own copy. */
+        public Builder key(AesKey key) {
+            this.key = key;
+            return this;
+        }
+
+        /** The key bytes (16, 24 or 32), copied. */
+        public Builder key(byte[] key) {
+            this.key = AesKey.copyOf(key);
+            return this;
+        }
+
+        /** The 16-byte initial counter block, copied. */
+        public Builder iv(byte[] iv) {
+            Checks.length("iv", iv, 16);
+            this.iv = iv.clone();
+            return this;
+        }
+
+        /** The engine to use; default {@link Engines#auto()}. */
+        public Builder engine(CryptoEngine engine) {
+            this.engine = engine;
+            return this;
+        }
+
+        /** The engine to use, by kind. */
+        public Builder engine(EngineKind kind) {
+            this.engine = Engines.get(kind);
+            return this;
+        }
+
+        /** Buffer size in bytes, at least {@value CtrStreams#MIN_BUFFER_SIZE}; default 64 KiB. */
+        public Builder bufferSize(int bufferSize) {
+            if (bufferSize < MIN_BUFFER_SIZE) {
+                throw new IllegalArgumentException(
+                        "bufferSize must be at least " + MIN_BUFFER_SIZE + ", not " + bufferSize);
+            }
+            this.bufferSize = bufferSize;
+            return this;
+        }
+
+        /**
+         * Stream position of the first byte written or read (default 0), as Hadoop's
+         * {@code streamOffset}: for appending to an existing stream, or for reading a part of it.
+         * Need not be a multiple of 16.
+         */
+        public Builder streamOffset(long streamOffset) {
+            if (streamOffset < 0) {
+                throw new IllegalArgumentException("streamOffset must be >= 0, not " + streamOffset);
+            }
+            this.streamOffset = streamOffset;
+            return this;
+        }
+
+        /** Whether closing a stream closes the wrapped stream or channel (default true). */
+        public Builder closeUnderlying(boolean closeUnderlying) {
+            this.closeUnderlying = closeUnderlying;
+            return this;
+        }
+
+        /** @throws IllegalStateException if the key or IV is missing */
+        public CtrStreams build() {
+            if (key == null) {
+                throw new IllegalStateException("a key is required: call key(...)");
+            }
+            if (iv == null) {
+                throw new IllegalStateException("an IV is required: call iv(...)");
+            }
+            return new CtrStreams(this);
+        }
+    }
+
+    static void zero(byte[] b) {
+        Arrays.fill(b, (byte) 0);
+    }
+}
