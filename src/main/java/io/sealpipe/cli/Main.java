@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "sealpipe", mixinStandardHelpOptions = true, version = "sealpipe 0.1.0",
         description = "Fast encrypted streams for Hadoop-style storage: engines, CPU and OpenSSL report.",
-        subcommands = {InfoCommand.class})
+        subcommands = {InfoCommand.class, CryptCommand.Encrypt.class, CryptCommand.Decrypt.class})
 public final class Main implements Runnable {
     static final int OK = 0;
     static final int FAILED = 1;
@@ -37,8 +37,8 @@ public final class Main implements Runnable {
         cli.setErr(err);
         cli.setExitCodeExceptionMapper(e -> e instanceof IllegalArgumentException ? USAGE : FAILED);
         cli.setParameterExceptionHandler((e, a) -> {
-            err.println("sealpipe: " + e.getMessage());
-            e.getCommandLine().usage(err);
+            err.println("sealpipe: " + e.getMessage() + " (see: " + e.getCommandLine().getCommandSpec().qualifiedName()
+                    + " --help)");
             return USAGE;
         });
         cli.setExecutionExceptionHandler((e, c, parsed) -> {

@@ -1,0 +1,114 @@
+package io.sealpipe.cli;
+
+import io.sealpipe.engine.CryptoEngine;
+import io.sealpipe.engine.EngineSettings;
+import io.sealpipe.engine.Engines;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HexFormat;
+import java.util.Locale;
+import picocli.CommandLine;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** The options {@code encrypt} and {@code decrypt} share, validated into key, IV and engine. */
+final class CipherOptions {
+
+    enum Mode {
+        ctr;
+    }
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec spec;
+
+    @Option(names = "--mode", required = true, description = "Stream format: ${COMPLETION-CANDIDATES} "
+            + "(AES-CTR, byte-compatible with Hadoop and Commons Crypto; no integrity).")
+    Mode mode;
+
+    @Option(names = "--aes", required = true, paramLabel = "BITS", description = "Key size: 128 or 256.")
+    int aesBits;
+
+    static final class KeySource {
+        @Option(names = "--key-hex", paramLabel = "HEX", description = "The key as hex digits.")
+        String hex;
+
+        @Option(names = "--key-file", paramLabel = "PATH", description = "A file holding the raw key bytes.")
+        Path file;
+    }
+
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    KeySource key;
+
+    @Option(names = "--iv-hex", paramLabel = "HEX", description = "The 16-byte IV (initial counter block) as hex; required for ctr.")
+    String ivHex;
+
+    @Option(names = "--engine", paramLabel = "E", defaultValue = "auto",
+            description = "auto, openssl-jni, openssl-jna or jce (default: ${DEFAULT-VALUE}).")
+    String engine;
+
+    @Parameters(index = "0", arity = "0..1", paramLabel = "IN", description = "Input file (default or -: standard input).")
+    String in;
+
+    @Parameters(index = "1", arity = "0..1", paramLabel = "OUT", description = "Output file (default or -: standard output).")
+    String out;
+
+    private CommandLine.ParameterException bad(String message) {
+        return new CommandLine.ParameterException(spec.commandLine(), message);
+    }
+
+    /** The key bytes, checked against --aes; the caller zeroes them. */
+    byte[] keyBytes() {
+        if (aesBits != 128 && aesBits != 256) {
+            throw bad("--aes must be 128 or 256, not " + aesBits);
+        }
+        byte[] bytes;
+        if (key.hex != null) {
+            bytes = parseHex("--key-hex", key.hex);
+        } else {
+            try {
+                bytes = Files.readAllBytes(key.file);
+            } catch (IOException e) {
+                throw bad("cannot read --key-file " + key.file + ": " + Io.describe(e));
+            }
+        }
+        if (bytes.length != aesBits / 8) {
+            int n = bytes.length;
+            java.util.Arrays.fill(bytes, (byte) 0);
+            throw bad("the key is " + n + " bytes but --aes " + aesBits + " needs " + aesBits / 8
+                    + (key.file != null ? " (--key-file holds raw bytes, not hex)" : ""));
+        }
+        return bytes;
+    }
+
+    byte[] iv() {
+        if (ivHex == null) {
+            throw bad("--iv-hex is required for --mode ctr (16 bytes as 32 hex digits)");
+        }
+        byte[] iv = parseHex("--iv-hex", ivHex);
+        if (iv.length != 16) {
+            throw bad("--iv-hex must be 16 bytes (32 hex digits), not " + iv.length);
+        }
+        return iv;
+    }
+
+    CryptoEngine engine() {
+        try {
+            EngineSettings.parseEngine(engine);
+        } catch (IllegalArgumentException e) {
+            throw bad("--engine " + engine + " is not an engine: use auto, openssl-jni, openssl-jna or jce");
+        }
+        return Engines.forName(engine.toLowerCase(Locale.ROOT));
+    }
+
+    private byte[] parseHex(String option, String value) {
+        try {
+            return HexFormat.of().parseHex(value.trim());
+        } catch (IllegalArgumentException e) {
+            throw bad(option + " is not hex: " + e.getMessage());
+        }
+    }
+}

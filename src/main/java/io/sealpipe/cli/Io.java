@@ -1,0 +1,103 @@
+package io.sealpipe.cli;
+
+import java.io.FileDescriptor;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+/** Input and output files of the CLI, with the temp-file-then-rename rule for outputs. */
+final class Io {
+    private Io() {}
+
+    static final int COPY_BUFFER = 1 << 20;
+
+    /** A one-line reason for an I/O failure. */
+    static String describe(IOException e) {
+        if (e instanceof NoSuchFileException n) {
+            return (n.getReason() != null ? n.getReason() : "no such file") + ": " + n.getFile();
+        }
+        if (e instanceof AccessDeniedException) {
+            return "permission denied: " + e.getMessage();
+        }
+        if (e instanceof FileAlreadyExistsException) {
+            return "already exists: " + e.getMessage();
+        }
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+    }
+
+    static boolean isStd(String path) {
+        return path == null || path.equals("-");
+    }
+
+    static InputStream openInput(String path) throws IOException {
+        if (isStd(path)) {
+            return new FileInputStream(FileDescriptor.in);
+        }
+        Path p = Path.of(path);
+        if (Files.isDirectory(p)) {
+            throw new IOException("input " + path + " is a directory");
+        }
+        return Files.newInputStream(p);
+    }
+
+    /**
+     * An output that becomes visible only when {@link Output#commit()} is called: a file is
+     * written to a temporary file beside it and renamed over it; standard output is used as is.
+     */
+    static final class Output implements AutoCloseable {
+        private final Path target;
+        private final Path temp;
+        final OutputStream stream;
+        private boolean committed;
+
+        Output(String path) throws IOException {
+            if (isStd(path)) {
+                target = null;
+                temp = null;
+                stream = new FileOutputStream(FileDescriptor.out);
+            } else {
+                target = Path.of(path).toAbsolutePath();
+                if (Files.isDirectory(target)) {
+                    throw new IOException("output " + path + " is a directory");
+                }
+                if (!Files.isDirectory(target.getParent())) {
+                    throw new NoSuchFileException(target.getParent().toString(), null, "no such directory");
+                }
+                temp = Files.createTempFile(target.getParent(), "." + target.getFileName() + ".", ".tmp");
+                stream = Files.newOutputStream(temp);
+            }
+        }
+
+        /** Makes the output visible (renames the temporary file over the target). */
+        void commit() throws IOException {
+            if (target != null) {
+                Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            }
+            committed = true;
+        }
+
+        /** Removes the temporary file if the output was not committed. */
+        @Override
+        public void close() throws IOException {
+            if (temp != null && !committed) {
+                Files.deleteIfExists(temp);
+            }
+        }
+    }
+
+    /** Copies everything from in to out in large blocks. */
+    static void copy(InputStream in, OutputStream out) throws IOException {
+        byte[] buffer = new byte[COPY_BUFFER];
+        for (int n; (n = in.read(buffer)) >= 0; ) {
+            out.write(buffer, 0, n);
+        }
+    }
+}
