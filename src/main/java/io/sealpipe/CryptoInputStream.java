@@ -32,7 +32,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
     private final byte[] scratch = new byte[16];
     private final long streamOffset;
     private final long sourceStart; // source position holding stream position streamOffset
-    private final ConcurrentLinkedQueue<StreamCipher> positionedCiphers = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<PositionedCipher> positionedCiphers = new ConcurrentLinkedQueue<>();
     private int pos;   // buffer[pos, limit): decrypted bytes not yet returned
     private int limit;
     private long position;
@@ -239,19 +239,21 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         readFully(position, b, 0, b.length);
     }
 
+    /** A cipher context of its own for one positioned read at a time, with its scratch block. */
+    private record PositionedCipher(StreamCipher cipher, byte[] scratch) {}
+
     private void decryptAt(long position, byte[] b, int off, int n) {
-        StreamCipher c = positionedCiphers.poll();
-        byte[] counter = new byte[16];
+        PositionedCipher c = positionedCiphers.poll();
         if (c == null) {
-            c = params.newCipher(position);
+            c = new PositionedCipher(params.newCipher(position), new byte[16]);
         } else {
-            params.seek(c, position, counter);
+            params.seek(c.cipher(), position, c.scratch());
         }
         try {
-            c.update(b, off, n, b, off);
+            c.cipher().update(b, off, n, b, off);
         } finally {
             if (closed) {
-                c.close();
+                c.cipher().close();
             } else {
                 positionedCiphers.add(c);
             }
@@ -279,8 +281,8 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         }
         try {
             cipher.close();
-            for (StreamCipher c; (c = positionedCiphers.poll()) != null; ) {
-                c.close();
+            for (PositionedCipher c; (c = positionedCiphers.poll()) != null; ) {
+                c.cipher().close();
             }
         } catch (RuntimeException e) {
             if (first == null) {
