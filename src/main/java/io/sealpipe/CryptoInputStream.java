@@ -30,6 +30,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
     private final StreamCipher cipher;
     private final byte[] buffer;
     private final byte[] scratch = new byte[16];
+    private final AesKey key; // this stream's own copy, for positioned-read ciphers; zeroed on close
     private final long streamOffset;
     private final long sourceStart; // source position holding stream position streamOffset
     private final ConcurrentLinkedQueue<PositionedCipher> positionedCiphers = new ConcurrentLinkedQueue<>();
@@ -53,7 +54,8 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
             }
         }
         this.sourceStart = start;
-        this.cipher = params.newCipher(position);
+        this.key = params.keyCopy();
+        this.cipher = params.newCipher(key, position);
     }
 
     /** Stream position of the next byte {@link #read()} returns. */
@@ -87,6 +89,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
                 }
                 cipher.update(b, off, n, b, off);
                 position += n;
+                pos = limit = 0; // the buffer no longer holds the bytes just before position
                 return n;
             }
             if (fill() < 0) {
@@ -150,6 +153,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
             long skipped = source.skip(rest);
             if (skipped > 0) {
                 position += skipped;
+                pos = limit = 0; // the buffer no longer holds the bytes just before position
                 params.seek(cipher, position, scratch);
             }
             return fromBuffer + skipped;
@@ -245,7 +249,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
     private void decryptAt(long position, byte[] b, int off, int n) {
         PositionedCipher c = positionedCiphers.poll();
         if (c == null) {
-            c = new PositionedCipher(params.newCipher(position), new byte[16]);
+            c = new PositionedCipher(params.newCipher(key, position), new byte[16]);
         } else {
             params.seek(c.cipher(), position, c.scratch());
         }
@@ -292,6 +296,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
             }
         }
         CtrStreams.zero(buffer);
+        key.destroy();
         pos = limit = 0;
         if (first instanceof IOException io) {
             throw io;

@@ -39,7 +39,12 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
         this.closeUnderlying = params.closeUnderlying();
         this.buffer = new byte[params.bufferSize()];
         this.position = params.streamOffset();
-        this.cipher = params.newCipher(position);
+        AesKey key = params.keyCopy();
+        try {
+            this.cipher = params.newCipher(key, position);
+        } finally {
+            key.destroy(); // the engine keeps its own copy in the cipher context
+        }
     }
 
     /** Stream position of the next byte written (stream offset + bytes written). */

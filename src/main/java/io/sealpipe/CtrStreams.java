@@ -110,8 +110,13 @@ public final class CtrStreams implements Destroyable {
         return iv;
     }
 
-    /** A new cipher positioned at stream position {@code position}. */
-    StreamCipher newCipher(long position) {
+    /** A copy of the key for a stream, which zeroes it when it closes. */
+    AesKey keyCopy() {
+        return AesKey.copyOf(key.bytes());
+    }
+
+    /** A new cipher with {@code key}, positioned at stream position {@code position}. */
+    StreamCipher newCipher(AesKey key, long position) {
         StreamCipher cipher;
         try {
             cipher = engine.newAesCtr(key.bytes(), iv);

@@ -1,0 +1,189 @@
+package io.sealpipe;
+
+import static io.sealpipe.CtrFixtures.HEX;
+import static io.sealpipe.CtrFixtures.bytes;
+import static io.sealpipe.CtrFixtures.key;
+import static io.sealpipe.CtrFixtures.referenceCtr;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sealpipe.CtrFixtures.MemoryChannel;
+import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.TestEngines;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@link CtrStreams.Builder}: every bad parameter is rejected with a message naming the value;
+ * key and IV are copied in; destroy() zeroes the parameters' key but open streams keep working.
+ */
+class CtrBuilderTest {
+
+    @Test
+    void aMissingKeyOrIvIsNamed() {
+        IllegalStateException noKey = assertThrows(IllegalStateException.class,
+                () -> CtrStreams.builder().iv(new byte[16]).build());
+        assertTrue(noKey.getMessage().contains("key"), noKey.getMessage());
+        IllegalStateException noIv = assertThrows(IllegalStateException.class,
+                () -> CtrStreams.builder().key(new byte[16]).build());
+        assertTrue(noIv.getMessage().contains("IV"), noIv.getMessage());
+        assertThrows(IllegalStateException.class, () -> CtrStreams.builder().build());
+    }
+
+    @ParameterizedTest(name = "key of {0} bytes")
+    @ValueSource(ints = {0, 1, 15, 17, 20, 31, 33, 64})
+    void aKeyOfTheWrongLengthIsRejectedNamingTheLength(int length) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CtrStreams.builder().key(new byte[length]));
+        assertTrue(e.getMessage().contains("16, 24 or 32") && e.getMessage().contains("not " + length), e.getMessage());
+        IllegalArgumentException e2 = assertThrows(IllegalArgumentException.class, () -> AesKey.copyOf(new byte[length]));
+        assertTrue(e2.getMessage().contains("not " + length), e2.getMessage());
+    }
+
+    @ParameterizedTest(name = "IV of {0} bytes")
+    @ValueSource(ints = {0, 8, 12, 15, 17, 32})
+    void anIvOfTheWrongLengthIsRejectedNamingTheLength(int length) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CtrStreams.builder().iv(new byte[length]));
+        assertTrue(e.getMessage().contains("iv") && e.getMessage().contains("16")
+                && e.getMessage().contains("not " + length), e.getMessage());
+    }
+
+    @Test
+    void nullKeyAndIvAreNamed() {
+        NullPointerException key = assertThrows(NullPointerException.class, () -> CtrStreams.builder().key((byte[]) null));
+        assertTrue(key.getMessage().contains("key"), key.getMessage());
+        NullPointerException iv = assertThrows(NullPointerException.class, () -> CtrStreams.builder().iv(null));
+        assertTrue(iv.getMessage().contains("iv"), iv.getMessage());
+    }
+
+    @ParameterizedTest(name = "streamOffset {0}")
+    @ValueSource(longs = {-1, -16, -12345, Long.MIN_VALUE})
+    void aNegativeStreamOffsetIsRejectedNamingIt(long offset) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CtrStreams.builder().streamOffset(offset));
+        assertTrue(e.getMessage().contains("streamOffset") && e.getMessage().contains(Long.toString(offset)), e.getMessage());
+    }
+
+    @ParameterizedTest(name = "bufferSize {0}")
+    @ValueSource(ints = {Integer.MIN_VALUE, -1, 0, 1, 16, 511})
+    void aTinyBufferIsRejectedNamingItAndTheMinimum(int size) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CtrStreams.builder().bufferSize(size));
+        assertTrue(e.getMessage().contains("bufferSize") && e.getMessage().contains("512")
+                && e.getMessage().contains(Integer.toString(size)), e.getMessage());
+    }
+
+    @Test
+    void theSmallestBufferAndOddSizesAreAccepted() throws IOException {
+        for (int size : new int[] {CtrStreams.MIN_BUFFER_SIZE, 513, 1000, 4097}) {
+            byte[] key = key(16);
+            byte[] iv = new byte[16];
+            CtrStreams ctr = CtrStreams.builder().engine(EngineKind.JCE).key(key).iv(iv).bufferSize(size).build();
+            byte[] plain = bytes(size, 3 * size + 5);
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            try (CryptoOutputStream s = ctr.encrypt(out)) {
+                s.write(plain);
+            }
+            assertArrayEquals(referenceCtr(key, iv, 0, plain), out.toByteArray(), "bufferSize " + size);
+        }
+    }
+
+    @Test
+    void aDestroyedAesKeyIsRefused() {
+        AesKey key = AesKey.copyOf(key(16));
+        CtrStreams.Builder builder = CtrStreams.builder().key(key).iv(new byte[16]);
+        key.destroy();
+        IllegalStateException e = assertThrows(IllegalStateException.class, builder::build);
+        assertTrue(e.getMessage().contains("destroyed"), e.getMessage());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    void theEngineIsTheOneAskedFor(EngineKind kind) {
+        TestEngines.engine(kind); // skips an engine unavailable here (outside CI)
+        CtrStreams ctr = CtrStreams.builder().engine(kind).key(key(16)).iv(new byte[16]).build();
+        assertEquals(kind, ctr.engine().kind());
+    }
+
+    /** Changing the caller's key, IV or AesKey after building changes nothing. */
+    @Test
+    void keyAndIvAreCopiedIn() throws IOException {
+        byte[] key = key(32);
+        byte[] iv = HEX.parseHex("00112233445566778899aabbccddeeff");
+        byte[] keyCopy = key.clone();
+        byte[] ivCopy = iv.clone();
+        AesKey aesKey = AesKey.copyOf(key);
+        CtrStreams.Builder builder = CtrStreams.builder().engine(EngineKind.JCE).iv(iv);
+        CtrStreams fromBytes = builder.key(key).build();
+        CtrStreams fromAesKey = CtrStreams.builder().engine(EngineKind.JCE).iv(iv).key(aesKey).build();
+        Arrays.fill(key, (byte) 0);
+        Arrays.fill(iv, (byte) 0);
+        aesKey.destroy();
+        byte[] plain = bytes(1, 100);
+        for (CtrStreams ctr : new CtrStreams[] {fromBytes, fromAesKey}) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            try (CryptoOutputStream s = ctr.encrypt(out)) {
+                s.write(plain);
+            }
+            assertArrayEquals(referenceCtr(keyCopy, ivCopy, 0, plain), out.toByteArray());
+        }
+    }
+
+    @Test
+    void toStringShowsNoKey() {
+        byte[] key = HEX.parseHex("000102030405060708090a0b0c0d0e0f");
+        CtrStreams ctr = CtrStreams.builder().engine(EngineKind.JCE).key(key).iv(new byte[16]).streamOffset(7).build();
+        String s = ctr.toString();
+        assertTrue(s.contains("AES-128") && s.contains("7"), s);
+        assertFalse(s.toLowerCase().contains("0001020304"), s);
+        assertFalse(AesKey.copyOf(key).toString().contains("0001020304"));
+    }
+
+    @Test
+    void destroyRefusesNewStreams() {
+        CtrStreams ctr = CtrStreams.builder().engine(EngineKind.JCE).key(key(16)).iv(new byte[16]).build();
+        ctr.destroy();
+        assertTrue(ctr.isDestroyed());
+        assertThrows(IllegalStateException.class, () -> ctr.encrypt(new ByteArrayOutputStream()));
+    }
+
+    /**
+     * destroy() is documented as "streams already open keep working": writing, reading,
+     * seeking and positioned reads on streams opened before it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    void streamsOpenedBeforeDestroyKeepWorking(EngineKind kind) throws IOException {
+        byte[] key = key(16);
+        byte[] iv = CtrFixtures.ivs().get("all-ff");
+        byte[] plain = bytes(2, 5000);
+        byte[] cipher = referenceCtr(key, iv, 0, plain);
+        CtrStreams ctr = CtrFixtures.builder(kind, key, iv).bufferSize(512).build();
+        ByteArrayOutputStream sink = new ByteArrayOutputStream();
+        CryptoOutputStream out = ctr.encrypt(sink);
+        CryptoInputStream in = ctr.decrypt(new MemoryChannel(cipher));
+        out.write(plain, 0, 100);
+        ctr.destroy();
+
+        out.write(plain, 100, plain.length - 100);
+        out.close();
+        assertArrayEquals(cipher, sink.toByteArray(), "encryption after destroy()");
+
+        assertArrayEquals(Arrays.copyOf(plain, 10), in.readNBytes(10));
+        in.seek(3000);
+        assertArrayEquals(Arrays.copyOfRange(plain, 3000, 3010), in.readNBytes(10));
+        byte[] b = new byte[20];
+        in.readFully(4000, b); // the first positioned read needs a cipher of its own
+        assertArrayEquals(Arrays.copyOfRange(plain, 4000, 4020), b, "positioned read after destroy()");
+        in.close();
+    }
+}
