@@ -2,6 +2,7 @@ package io.sealpipe;
 
 import io.sealpipe.engine.StreamCipher;
 import io.sealpipe.internal.Checks;
+import io.sealpipe.internal.Closer;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -275,35 +276,18 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
             return;
         }
         closed = true;
-        Throwable first = null;
+        Closer closer = new Closer();
         if (params.closeUnderlying()) {
-            try {
-                source.close();
-            } catch (IOException | RuntimeException e) {
-                first = e;
-            }
+            closer.run(source::close);
         }
-        try {
-            cipher.close();
-            for (PositionedCipher c; (c = positionedCiphers.poll()) != null; ) {
-                c.cipher().close();
-            }
-        } catch (RuntimeException e) {
-            if (first == null) {
-                first = e;
-            } else {
-                first.addSuppressed(e);
-            }
+        closer.run(cipher::close);
+        for (PositionedCipher c; (c = positionedCiphers.poll()) != null; ) {
+            closer.run(c.cipher()::close);
         }
         CtrStreams.zero(buffer);
         key.destroy();
         pos = limit = 0;
-        if (first instanceof IOException io) {
-            throw io;
-        }
-        if (first != null) {
-            throw (RuntimeException) first;
-        }
+        closer.rethrow();
     }
 
     private void checkOpen() throws IOException {

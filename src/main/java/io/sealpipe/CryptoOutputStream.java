@@ -2,6 +2,7 @@ package io.sealpipe;
 
 import io.sealpipe.engine.StreamCipher;
 import io.sealpipe.internal.Checks;
+import io.sealpipe.internal.Closer;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -139,44 +140,21 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
             return;
         }
         closed = true;
-        Throwable first = null;
-        try {
-            if (failure == null) {
+        Closer closer = new Closer();
+        if (failure == null) {
+            closer.run(() -> {
                 drain();
                 if (!closeUnderlying) {
                     sink.flush();
                 }
-            }
-        } catch (IOException | RuntimeException e) {
-            first = e;
+            });
         }
         if (closeUnderlying) {
-            try {
-                sink.close();
-            } catch (IOException | RuntimeException e) {
-                first = addTo(first, e);
-            }
+            closer.run(sink::close);
         }
-        try {
-            cipher.close();
-        } catch (RuntimeException e) {
-            first = addTo(first, e);
-        }
+        closer.run(cipher::close);
         CtrStreams.zero(buffer);
-        if (first instanceof IOException io) {
-            throw io;
-        }
-        if (first != null) {
-            throw (RuntimeException) first;
-        }
-    }
-
-    private static Throwable addTo(Throwable first, Throwable next) {
-        if (first == null) {
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
+        closer.rethrow();
     }
 
     private void encryptPending() {
