@@ -26,10 +26,17 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * plaintext without an error.
  */
 public final class CryptoInputStream extends InputStream implements ReadableByteChannel {
+    /**
+     * Reads at least this long, or half the buffer if that is less, (and not served from the buffer) go straight into the caller's
+     * array and are decrypted there: one copy fewer than through the buffer. Shorter reads are
+     * served from a bufferful, so a byte-at-a-time reader does not cost a call per byte.
+     */
+    private static final int DIRECT_READ = 4096;
     private final CiphertextSource source;
     private final CtrStreams params;
     private final StreamCipher cipher;
     private final byte[] buffer;
+    private final int directRead;
     private final byte[] scratch = new byte[16];
     private final AesKey key; // this stream's own copy, for positioned-read ciphers; zeroed on close
     private final long streamOffset;
@@ -44,6 +51,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         this.source = source;
         this.params = params;
         this.buffer = new byte[params.bufferSize()];
+        this.directRead = Math.min(DIRECT_READ, buffer.length / 2);
         this.streamOffset = params.streamOffset();
         this.position = streamOffset;
         long start = 0;
@@ -82,7 +90,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
             return 0;
         }
         if (pos == limit) {
-            if (len >= buffer.length / 2) {
+            if (len >= directRead) {
                 // Large read: ciphertext straight into the caller's array, decrypted in place.
                 int n = source.read(b, off, len);
                 if (n < 0) {

@@ -141,6 +141,7 @@ public final class JceEngine implements CryptoEngine {
         private final Cipher cipher;
         private final SecretKeySpec key;
         private final int mode;
+        private byte[] scratch;
 
         JceStreamCipher(String algorithm, Cipher cipher, byte[] key, byte[] iv, boolean encrypt)
                 throws GeneralSecurityException {
@@ -167,7 +168,19 @@ public final class JceEngine implements CryptoEngine {
                 if (in instanceof byte[] inArray && out instanceof byte[] outArray) {
                     for (int done = 0; done < length; ) {
                         int n = Math.min(SLICE, length - done);
-                        done += cipher.update(inArray, inOffset + done, n, outArray, outOffset + done);
+                        byte[] src = inArray;
+                        int srcOffset = inOffset + done;
+                        if (inArray == outArray) {
+                            // SunJCE copies an in-place input into a new array on every call;
+                            // copying into our own scratch instead allocates nothing.
+                            if (scratch == null) {
+                                scratch = new byte[SLICE];
+                            }
+                            System.arraycopy(inArray, srcOffset, scratch, 0, n);
+                            src = scratch;
+                            srcOffset = 0;
+                        }
+                        done += cipher.update(src, srcOffset, n, outArray, outOffset + done);
                     }
                 } else {
                     ByteBuffer src = view(in, inOffset, length);
@@ -184,7 +197,10 @@ public final class JceEngine implements CryptoEngine {
 
         @Override
         protected void engineClose() {
-            // SunJCE keeps its key schedule until the Cipher is collected; nothing else to free.
+            // SunJCE keeps its key schedule until the Cipher is collected; wipe what we hold.
+            if (scratch != null) {
+                Arrays.fill(scratch, (byte) 0);
+            }
         }
     }
 
