@@ -1,11 +1,17 @@
 package io.sealpipe.bench;
 
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import java.util.Objects;
 import java.util.SplittableRandom;
 
-/** Deterministic keys and data, and GCM nonces that never repeat within a trial. */
+/**
+ * Deterministic keys and data, GCM nonces that never repeat within a trial, and the
+ * allocation-free sink and source the stream benchmarks wrap.
+ */
 final class Fixtures {
     private Fixtures() {}
 
@@ -38,6 +44,78 @@ final class Fixtures {
         byte[] next() {
             LONG_BE.set(nonce, 4, ++counter);
             return nonce;
+        }
+    }
+
+    /**
+     * An OutputStream that discards what is written and only counts it: no copy, no allocation,
+     * so a stream benchmark measures the stream and not its destination.
+     */
+    static final class DiscardingSink extends OutputStream {
+        private long count;
+
+        @Override
+        public void write(int b) {
+            count++;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            Objects.checkFromIndexSize(off, len, b.length);
+            count += len;
+        }
+
+        /** Bytes written so far. */
+        long count() {
+            return count;
+        }
+    }
+
+    /**
+     * An endless InputStream that replays one byte[] (a pre-encrypted ciphertext) again and
+     * again: each read copies up to the end of the array, then the next starts at its beginning.
+     * It never allocates and never ends, so a long-lived decrypting stream over it reads in
+     * steady state. After the first lap the decrypted bytes are no longer the original plaintext
+     * (the keystream runs on, the ciphertext restarts), which does not change the work done.
+     */
+    static final class ReplaySource extends InputStream {
+        private final byte[] data;
+        private int pos;
+
+        ReplaySource(byte[] data) {
+            if (data.length == 0) {
+                throw new IllegalArgumentException("data must not be empty");
+            }
+            this.data = data;
+        }
+
+        @Override
+        public int read() {
+            int b = data[pos] & 0xff;
+            pos = pos + 1 == data.length ? 0 : pos + 1;
+            return b;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+            Objects.checkFromIndexSize(off, len, b.length);
+            if (len == 0) {
+                return 0;
+            }
+            int n = Math.min(len, data.length - pos);
+            System.arraycopy(data, pos, b, off, n);
+            pos = pos + n == data.length ? 0 : pos + n;
+            return n;
+        }
+
+        @Override
+        public int available() {
+            return data.length - pos;
+        }
+
+        /** Starts the next read at the first byte again. */
+        void rewind() {
+            pos = 0;
         }
     }
 }

@@ -19,7 +19,8 @@ import java.util.TreeSet;
  * Markdown table of MB/s: one row per benchmark method and parameter set other than
  * {@code size}, one column per size. A cell is {@code score ± error}, the JMH score (ops/s)
  * and its 99.9% confidence half-width, each &times; size / 10<sup>6</sup>. Given several files,
- * it prints the tables of each under its name.
+ * it prints the tables of each under its name. Results of a run with {@code -prof gc} are followed
+ * by a second table of the same shape: {@code gc.alloc.rate.norm}, bytes allocated per operation.
  *
  * <pre>
  * java -cp CLASSPATH io.sealpipe.bench.JmhToMbps [target/jmh-result.json ...]
@@ -32,9 +33,10 @@ public final class JmhToMbps {
 
     /**
      * One result: its row ("Class.method | value | ..." for the parameters but size, named in
-     * {@code params}), size in bytes, MB/s and error.
+     * {@code params}), size in bytes, MB/s and error, and bytes allocated per operation (NaN
+     * unless run with {@code -prof gc}).
      */
-    record Row(String key, List<String> params, long size, double mbps, double error) {}
+    record Row(String key, List<String> params, long size, double mbps, double error, double allocPerOp) {}
 
     public static void main(String[] args) throws IOException {
         List<Path> files = new ArrayList<>();
@@ -81,8 +83,10 @@ public final class JmhToMbps {
             double perSecond = opsPerSecond(metric.get("scoreUnit").asText());
             double scale = perSecond * size / 1e6;
             double error = metric.get("scoreError").asDouble();
+            JsonNode alloc = result.path("secondaryMetrics").path("gc.alloc.rate.norm");
             rows.add(new Row(key.toString(), names, size,
-                    metric.get("score").asDouble() * scale, Double.isNaN(error) ? Double.NaN : error * scale));
+                    metric.get("score").asDouble() * scale, Double.isNaN(error) ? Double.NaN : error * scale,
+                    alloc.has("score") ? alloc.get("score").asDouble() : Double.NaN));
         }
         return rows;
     }
@@ -112,11 +116,16 @@ public final class JmhToMbps {
                 out.println();
             }
             first = false;
-            printTable(group.getKey(), group.getValue(), out);
+            printTable(group.getKey(), group.getValue(), false, out);
+            if (group.getValue().stream().anyMatch(r -> !Double.isNaN(r.allocPerOp()))) {
+                out.println();
+                printTable(group.getKey(), group.getValue(), true, out);
+            }
         }
     }
 
-    private static void printTable(List<String> params, List<Row> rows, PrintStream out) {
+    /** The MB/s table, or with {@code alloc} the table of gc.alloc.rate.norm (B/op). */
+    private static void printTable(List<String> params, List<Row> rows, boolean alloc, PrintStream out) {
         TreeSet<Long> sizes = new TreeSet<>();
         Map<String, Map<Long, Row>> table = new LinkedHashMap<>();
         for (Row r : rows) {
@@ -132,7 +141,7 @@ public final class JmhToMbps {
             rule.append(" --- |");
         }
         for (long size : sizes) {
-            header.append(' ').append(sizeName(size)).append(" (MB/s) |");
+            header.append(' ').append(sizeName(size)).append(alloc ? " (B/op) |" : " (MB/s) |");
             rule.append(" ---: |");
         }
         out.println(header);
@@ -141,7 +150,7 @@ public final class JmhToMbps {
             StringBuilder line = new StringBuilder("| ").append(e.getKey()).append(" |");
             for (long size : sizes) {
                 Row r = e.getValue().get(size);
-                line.append(' ').append(r == null ? "" : cell(r)).append(" |");
+                line.append(' ').append(r == null ? "" : alloc ? bytes(r.allocPerOp()) : cell(r)).append(" |");
             }
             out.println(line);
         }
@@ -150,6 +159,14 @@ public final class JmhToMbps {
     private static String cell(Row r) {
         String score = format(r.mbps());
         return Double.isNaN(r.error()) ? score : score + " ± " + format(r.error());
+    }
+
+    /** Bytes per operation: two decimals below 10 (JMH's noise floor is around 0.01-2 B/op). */
+    private static String bytes(double perOp) {
+        if (Double.isNaN(perOp)) {
+            return "";
+        }
+        return perOp < 10 ? String.format(Locale.ROOT, "%.2f", perOp) : String.format(Locale.ROOT, "%.0f", perOp);
     }
 
     private static String format(double mbps) {
