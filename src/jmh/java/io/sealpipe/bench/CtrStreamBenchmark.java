@@ -3,6 +3,7 @@ package io.sealpipe.bench;
 import io.sealpipe.CtrStreams;
 import io.sealpipe.engine.EngineKind;
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -208,9 +209,18 @@ public class CtrStreamBenchmark {
         } catch (GeneralSecurityException | IOException e) {
             throw new IllegalStateException("Commons Crypto's " + provider + " cipher is not available ("
                     + rootCause(e) + "); for OPENSSL on OpenSSL 3 build the shim: make -C src/jmh/native"
-                    + " (the fork looks in -Djni.library.path=" + System.getProperty("jni.library.path") + ")", e);
+                    + shimHint(), e);
         }
         return p;
+    }
+
+    /** Where this JVM makes Commons Crypto look for libcrypto.so (see {@link #SHIM_DIR}). */
+    private static String shimHint() {
+        String dir = System.getProperty("jni.library.path");
+        if (dir == null) {
+            return " and keep -Djni.library.path=" + SHIM_DIR + " in the fork's JVM arguments (it is not set here)";
+        }
+        return " (this fork looks for libcrypto.so in " + new File(dir).getAbsolutePath() + ")";
     }
 
     /** The cipher class Commons Crypto picks with no properties at all, and why not OpenSSL. */
