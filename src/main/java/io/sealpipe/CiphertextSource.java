@@ -1,5 +1,6 @@
 package io.sealpipe;
 
+import io.sealpipe.engine.StreamCipher;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -8,13 +9,26 @@ import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SeekableByteChannel;
 
 /**
- * Where an input stream reads ciphertext from: an InputStream, a ReadableByteChannel, or a
- * SeekableByteChannel, which alone allows seeking and positioned reads.
+ * Where an input stream reads ciphertext from: an InputStream, a ReadableByteChannel, a
+ * SeekableByteChannel or a ByteBuffer; the last two allow seeking and positioned reads.
  */
 abstract class CiphertextSource implements AutoCloseable {
 
     /** Like {@link InputStream#read(byte[], int, int)}: -1 at the end, else at least 1 byte when len > 0. */
     abstract int read(byte[] b, int off, int len) throws IOException;
+
+    /**
+     * Reads up to {@code len} bytes of ciphertext and leaves them in {@code b} decrypted by
+     * {@code cipher}; -1 at the end. Reads into {@code b} and decrypts in place, unless the
+     * source holds its bytes in memory and can decrypt straight from there.
+     */
+    int readDecrypted(StreamCipher cipher, byte[] b, int off, int len) throws IOException {
+        int n = read(b, off, len);
+        if (n > 0) {
+            cipher.update(b, off, n, b, off);
+        }
+        return n;
+    }
 
     /** Skips up to n bytes; returns how many were skipped (0 only at the end). */
     abstract long skip(long n) throws IOException;
@@ -61,6 +75,10 @@ abstract class CiphertextSource implements AutoCloseable {
         return in instanceof SeekableByteChannel s ? new SeekableSource(s) : new ChannelSource(in);
     }
 
+    static CiphertextSource of(ByteBuffer in) {
+        return new BufferSource(in);
+    }
+
     private static final class StreamSource extends CiphertextSource {
         private final InputStream in;
 
@@ -99,6 +117,7 @@ abstract class CiphertextSource implements AutoCloseable {
         final ReadableByteChannel channel;
         private ByteBuffer view;
         private byte[] viewArray;
+        private byte[] skipScratch; // ciphertext only: never needs zeroing
 
         ChannelSource(ReadableByteChannel channel) {
             this.channel = channel;
@@ -129,8 +148,13 @@ abstract class CiphertextSource implements AutoCloseable {
 
         @Override
         long skip(long n) throws IOException {
-            byte[] scratch = new byte[(int) Math.min(n, 8192)];
-            int read = n <= 0 ? 0 : read(scratch, 0, scratch.length);
+            if (n <= 0) {
+                return 0;
+            }
+            if (skipScratch == null) {
+                skipScratch = new byte[8192];
+            }
+            int read = read(skipScratch, 0, (int) Math.min(n, skipScratch.length));
             return Math.max(read, 0);
         }
 
@@ -201,6 +225,107 @@ abstract class CiphertextSource implements AutoCloseable {
                     seekable.position(saved);
                 }
             }
+        }
+    }
+
+    /**
+     * Ciphertext in a ByteBuffer (for example a mapped file or a received block): decrypted
+     * straight from the buffer into the reader's array, with no copy in between. Reads a view
+     * of its own, so the caller's buffer keeps its position and limit.
+     */
+    private static final class BufferSource extends CiphertextSource {
+        private final ByteBuffer data;   // [0, limit) is the ciphertext; never moved (positioned reads)
+        private final ByteBuffer cursor; // the same bytes for sequential reads: position = next byte
+        private ByteBuffer view;
+        private byte[] viewArray;
+
+        BufferSource(ByteBuffer in) {
+            this.data = in.slice();
+            this.cursor = data.duplicate();
+        }
+
+        @Override
+        int read(byte[] b, int off, int len) {
+            int n = Math.min(len, cursor.remaining());
+            if (n == 0) {
+                return len == 0 ? 0 : -1;
+            }
+            cursor.get(b, off, n);
+            return n;
+        }
+
+        @Override
+        int readDecrypted(StreamCipher cipher, byte[] b, int off, int len) {
+            int n = Math.min(len, cursor.remaining());
+            if (n == 0) {
+                return len == 0 ? 0 : -1;
+            }
+            int end = cursor.position() + n;
+            int limit = cursor.limit();
+            cursor.limit(end);
+            try {
+                cipher.update(cursor, wrap(b, off, n));
+            } finally {
+                cursor.limit(limit).position(end);
+            }
+            return n;
+        }
+
+        /** A reusable heap ByteBuffer over b (no allocation while the caller's array stays the same). */
+        private ByteBuffer wrap(byte[] b, int off, int len) {
+            if (viewArray != b) {
+                view = ByteBuffer.wrap(b);
+                viewArray = b;
+            }
+            view.limit(off + len).position(off);
+            return view;
+        }
+
+        @Override
+        long skip(long n) {
+            int skipped = (int) Math.max(0, Math.min(n, cursor.remaining()));
+            cursor.position(cursor.position() + skipped);
+            return skipped;
+        }
+
+        @Override
+        long available() {
+            return cursor.remaining();
+        }
+
+        @Override
+        boolean seekable() {
+            return true;
+        }
+
+        @Override
+        void seek(long position) {
+            cursor.position((int) Math.min(position, data.limit()));
+        }
+
+        @Override
+        long position() {
+            return cursor.position();
+        }
+
+        @Override
+        long size() {
+            return data.limit();
+        }
+
+        @Override
+        int readAt(long position, byte[] b, int off, int len) {
+            if (position >= data.limit()) {
+                return len == 0 ? 0 : -1;
+            }
+            int n = (int) Math.min(len, data.limit() - position);
+            data.get((int) position, b, off, n); // absolute: no shared state, safe from several threads
+            return n;
+        }
+
+        @Override
+        public void close() {
+            // nothing to release: the buffer belongs to the caller
         }
     }
 }

@@ -91,12 +91,11 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         }
         if (pos == limit) {
             if (len >= directRead) {
-                // Large read: ciphertext straight into the caller's array, decrypted in place.
-                int n = source.read(b, off, len);
+                // Large read: decrypted straight into the caller's array.
+                int n = source.readDecrypted(cipher, b, off, len);
                 if (n < 0) {
                     return -1;
                 }
-                cipher.update(b, off, n, b, off);
                 position += n;
                 pos = limit = 0; // the buffer no longer holds the bytes just before position
                 return n;
@@ -137,12 +136,11 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
 
     /** Reads the next bufferful of ciphertext and decrypts it; -1 at the end. */
     private int fill() throws IOException {
-        int n = source.read(buffer, 0, buffer.length);
+        int n = source.readDecrypted(cipher, buffer, 0, buffer.length);
         if (n < 0) {
             pos = limit = 0;
             return -1;
         }
-        cipher.update(buffer, 0, n, buffer, 0);
         pos = 0;
         limit = n;
         return n;

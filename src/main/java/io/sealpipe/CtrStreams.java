@@ -8,11 +8,13 @@ import io.sealpipe.internal.Checks;
 import io.sealpipe.internal.CtrMath;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.security.GeneralSecurityException;
 import java.util.Arrays;
+import java.util.Objects;
 import javax.security.auth.Destroyable;
 
 /**
@@ -87,6 +89,19 @@ public final class CtrStreams implements Destroyable {
      * stream position {@link Builder#streamOffset(long) streamOffset}.
      */
     public CryptoInputStream decrypt(ReadableByteChannel in) {
+        return new CryptoInputStream(CiphertextSource.of(in), this);
+    }
+
+    /**
+     * Decrypts the ciphertext held in memory between {@code in}'s position and its limit, for
+     * example a mapped file region ({@code FileChannel.map}) or a received shuffle block. Its
+     * position holds stream position {@link Builder#streamOffset(long) streamOffset}. The stream
+     * decrypts straight from the buffer into the reader's array (no copy in between), can seek
+     * and serves positioned reads; {@code in}'s own position and limit are left alone, and its
+     * content must not change while the stream is in use.
+     */
+    public CryptoInputStream decrypt(ByteBuffer in) {
+        Objects.requireNonNull(in, "in");
         return new CryptoInputStream(CiphertextSource.of(in), this);
     }
 

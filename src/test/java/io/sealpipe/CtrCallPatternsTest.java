@@ -231,6 +231,24 @@ class CtrCallPatternsTest {
                 return readRandomly(in, random);
             }
         });
+        r.put("random lengths from a direct ByteBuffer", (ctr, cipher, random) -> {
+            ByteBuffer data = ByteBuffer.allocateDirect(cipher.length).put(cipher).flip();
+            try (CryptoInputStream in = ctr.decrypt(data)) {
+                byte[] got = readRandomly(in, random);
+                assertEquals(0, data.position(), "the caller's buffer keeps its position");
+                assertEquals(cipher.length, data.limit(), "the caller's buffer keeps its limit");
+                return got;
+            }
+        });
+        r.put("read() each byte from a read-only heap ByteBuffer", (ctr, cipher, random) -> {
+            try (CryptoInputStream in = ctr.decrypt(ByteBuffer.wrap(cipher).asReadOnlyBuffer())) {
+                ByteArrayOutputStream got = new ByteArrayOutputStream();
+                for (int b; (b = in.read()) >= 0; ) {
+                    got.write(b);
+                }
+                return got.toByteArray();
+            }
+        });
         r.put("random lengths from a channel giving 7 bytes a call", (ctr, cipher, random) -> {
             try (CryptoInputStream in = ctr.decrypt(new ShortReadChannel(cipher, 7))) {
                 return readRandomly(in, random);

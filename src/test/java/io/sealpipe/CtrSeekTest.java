@@ -53,7 +53,11 @@ class CtrSeekTest {
     private static final int BUFFER = 512; // the smallest: most buffer edges per byte
     private static final int SIZE = 20_011;
 
-    enum ChannelKind { FILE, MEMORY }
+    /**
+     * Where the ciphertext is: seekable channels, and ByteBuffers (decrypted straight from the
+     * buffer), including the read-only kinds a mapped file or a network block gives.
+     */
+    enum ChannelKind { FILE, MEMORY, HEAP_BUFFER, READ_ONLY_HEAP_BUFFER, DIRECT_BUFFER, MAPPED_FILE }
 
     @TempDir
     Path dir;
@@ -75,7 +79,8 @@ class CtrSeekTest {
         final long offset;
         final long end;
         final CtrStreams ctr;
-        final SeekableByteChannel channel;
+        final SeekableByteChannel channel; // null for the ByteBuffer kinds
+        final ByteBuffer buffer;           // null for the channel kinds
 
         Fixture(EngineKind kind, ChannelKind channelKind, long offset, int bufferSize) throws IOException {
             this.offset = offset;
@@ -85,14 +90,46 @@ class CtrSeekTest {
             byte[] file = new byte[PREFIX + SIZE];
             Arrays.fill(file, 0, PREFIX, (byte) 0xa5);
             System.arraycopy(referenceCtr(key, iv, offset, plain), 0, file, PREFIX, SIZE);
-            if (channelKind == ChannelKind.FILE) {
-                Path path = Files.createTempFile(dir, "ctr", ".bin");
-                Files.write(path, file);
-                channel = FileChannel.open(path, StandardOpenOption.READ);
-            } else {
-                channel = new MemoryChannel(file, true);
+            Path path = Files.createTempFile(dir, "ctr", ".bin");
+            Files.write(path, file);
+            switch (channelKind) {
+                case FILE -> {
+                    channel = FileChannel.open(path, StandardOpenOption.READ);
+                    buffer = null;
+                }
+                case MEMORY -> {
+                    channel = new MemoryChannel(file, true);
+                    buffer = null;
+                }
+                case HEAP_BUFFER -> {
+                    channel = null;
+                    buffer = ByteBuffer.wrap(file);
+                }
+                case READ_ONLY_HEAP_BUFFER -> {
+                    channel = null;
+                    buffer = ByteBuffer.wrap(file).asReadOnlyBuffer();
+                }
+                case DIRECT_BUFFER -> {
+                    channel = null;
+                    buffer = ByteBuffer.allocateDirect(file.length).put(file).flip();
+                }
+                default -> {
+                    channel = null;
+                    try (FileChannel fc = FileChannel.open(path, StandardOpenOption.READ)) {
+                        buffer = fc.map(FileChannel.MapMode.READ_ONLY, 0, file.length);
+                    }
+                }
             }
-            channel.position(PREFIX);
+            if (channel != null) {
+                channel.position(PREFIX);
+            } else {
+                buffer.position(PREFIX);
+            }
+        }
+
+        /** The decrypting stream over this fixture's channel or buffer. */
+        CryptoInputStream open() {
+            return channel != null ? ctr.decrypt(channel) : ctr.decrypt(buffer);
         }
 
         /** Plaintext at stream positions [from, from + n). */
@@ -110,7 +147,7 @@ class CtrSeekTest {
         Random random = new Random(4242 + offset + channelKind.ordinal());
         List<String> failures = new ArrayList<>();
         long model = offset; // where the stream should be
-        try (CryptoInputStream in = f.ctr.decrypt(f.channel)) {
+        try (CryptoInputStream in = f.open()) {
             assertTrue(in.isSeekable());
             for (int op = 0; op < 3000 && failures.size() < 50; op++) {
                 String where = "op " + op + " at " + model;
@@ -222,7 +259,7 @@ class CtrSeekTest {
     void seekBackAfterALargeReadReturnsTheBytesAtTheNewPosition(EngineKind kind, ChannelKind channelKind)
             throws IOException {
         Fixture f = new Fixture(kind, channelKind, 0, BUFFER);
-        try (CryptoInputStream in = f.ctr.decrypt(f.channel)) {
+        try (CryptoInputStream in = f.open()) {
             byte[] small = new byte[100];
             assertEquals(100, in.read(small));                  // fills the buffer: stream 0..512
             assertEquals(412, in.readNBytes(new byte[412], 0, 412)); // buffer used up
@@ -242,7 +279,7 @@ class CtrSeekTest {
     void seekBackAfterSkippingPastTheBufferReturnsTheBytesAtTheNewPosition(EngineKind kind, ChannelKind channelKind)
             throws IOException {
         Fixture f = new Fixture(kind, channelKind, 0, BUFFER);
-        try (CryptoInputStream in = f.ctr.decrypt(f.channel)) {
+        try (CryptoInputStream in = f.open()) {
             assertEquals(0, in.read() - (f.plain[0] & 0xff)); // fills the buffer: stream 0..512
             assertEquals(2999, in.skip(2999));                 // to 3000, past the buffer
             assertEquals(3000, in.getPos());
@@ -255,7 +292,7 @@ class CtrSeekTest {
     @MethodSource("channelCases")
     void positionedReadsDoNotMoveTheStream(EngineKind kind, ChannelKind channelKind) throws IOException {
         Fixture f = new Fixture(kind, channelKind, 12345, BUFFER);
-        try (CryptoInputStream in = f.ctr.decrypt(f.channel)) {
+        try (CryptoInputStream in = f.open()) {
             assertArrayEquals(f.expected(12345, 700), in.readNBytes(700));
             byte[] b = new byte[3000];
             int done = 0;
@@ -278,7 +315,7 @@ class CtrSeekTest {
     @MethodSource("channelCases")
     void readFullyAndReadAtAndPastTheEnd(EngineKind kind, ChannelKind channelKind) throws IOException {
         Fixture f = new Fixture(kind, channelKind, 12345, BUFFER);
-        try (CryptoInputStream in = f.ctr.decrypt(f.channel)) {
+        try (CryptoInputStream in = f.open()) {
             byte[] b = new byte[20];
             in.readFully(f.end - 10, b, 5, 10);
             assertArrayEquals(f.expected(f.end - 10, 10), Arrays.copyOfRange(b, 5, 15));
@@ -307,7 +344,7 @@ class CtrSeekTest {
     @MethodSource("channelCases")
     void positionsBeforeTheStreamOffsetAreRejectedNamingBoth(EngineKind kind, ChannelKind channelKind) throws IOException {
         Fixture f = new Fixture(kind, channelKind, 12345, BUFFER);
-        try (CryptoInputStream in = f.ctr.decrypt(f.channel)) {
+        try (CryptoInputStream in = f.open()) {
             IllegalArgumentException seek = assertThrows(IllegalArgumentException.class, () -> in.seek(12344));
             assertTrue(seek.getMessage().contains("12344") && seek.getMessage().contains("12345"), seek.getMessage());
             IllegalArgumentException read = assertThrows(IllegalArgumentException.class,
@@ -329,7 +366,7 @@ class CtrSeekTest {
         Fixture f = new Fixture(kind, channelKind, 12345, BUFFER);
         Queue<String> failures = new ConcurrentLinkedQueue<>();
         ExecutorService pool = Executors.newFixedThreadPool(4);
-        try (CryptoInputStream in = f.ctr.decrypt(f.channel)) {
+        try (CryptoInputStream in = f.open()) {
             CountDownLatch start = new CountDownLatch(1);
             List<Future<?>> futures = new ArrayList<>();
             for (int t = 0; t < 4; t++) {
@@ -370,7 +407,7 @@ class CtrSeekTest {
         List<String> failures = new ArrayList<>();
         for (long offset = 1_000_000; offset < 1_000_000 + 17; offset++) {
             Fixture f = new Fixture(kind, ChannelKind.MEMORY, offset, BUFFER);
-            try (CryptoInputStream in = f.ctr.decrypt(f.channel)) {
+            try (CryptoInputStream in = f.open()) {
                 CtrFixtures.check(failures, "offset " + offset + " first 40", f.expected(offset, 40), in.readNBytes(40));
                 for (long to : new long[] {offset, offset + 1, offset + 15, offset + 16, offset + 600, f.end - 3}) {
                     in.seek(to);

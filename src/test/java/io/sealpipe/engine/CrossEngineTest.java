@@ -116,6 +116,38 @@ class CrossEngineTest {
         }
     }
 
+    /** One call over every heap/direct pairing, with sizes beyond the JCE engine's 16 KiB slices. */
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void largeSingleBufferCallsMatchTheArrayCallOnEveryBufferPairing(EngineKind kind) throws Exception {
+        Random random = new Random(16385);
+        byte[] key = bytes(random, 32);
+        byte[] iv = bytes(random, 16);
+        CryptoEngine engine = TestEngines.engine(kind);
+        List<String> failures = new ArrayList<>();
+        for (int size : new int[] {16383, 16385, 40000, 1 << 20}) {
+            byte[] plain = bytes(random, size);
+            byte[] expected = new byte[size];
+            try (StreamCipher reference = engine.newAesCtr(key, iv)) {
+                reference.update(plain, 0, size, expected, 0);
+            }
+            for (boolean directIn : new boolean[] {false, true}) {
+                for (boolean directOut : new boolean[] {false, true}) {
+                    try (StreamCipher ctr = engine.newAesCtr(key, iv)) {
+                        ByteBuffer dst = allocate(size, directOut, 3);
+                        assertEquals(size, ctr.update(buffer(plain, directIn, 5), dst));
+                        byte[] got = remainingOfFlipped(dst, size);
+                        if (!Arrays.equals(expected, got)) {
+                            failures.add("size " + size + (directIn ? " direct" : " heap") + " in,"
+                                    + (directOut ? " direct" : " heap") + " out");
+                        }
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), failures);
+    }
+
     @ParameterizedTest
     @MethodSource("kinds")
     void nistCfb128Vector(EngineKind kind) throws Exception {

@@ -141,7 +141,8 @@ public final class JceEngine implements CryptoEngine {
         private final Cipher cipher;
         private final SecretKeySpec key;
         private final int mode;
-        private byte[] scratch;
+        private byte[] inScratch;  // plaintext or ciphertext slices; zeroed on close
+        private byte[] outScratch;
 
         JceStreamCipher(String algorithm, Cipher cipher, byte[] key, byte[] iv, boolean encrypt)
                 throws GeneralSecurityException {
@@ -165,41 +166,52 @@ public final class JceEngine implements CryptoEngine {
         @Override
         protected void engineUpdate(Object in, int inOffset, Object out, int outOffset, int length) {
             try {
-                if (in instanceof byte[] inArray && out instanceof byte[] outArray) {
-                    for (int done = 0; done < length; ) {
-                        int n = Math.min(SLICE, length - done);
-                        byte[] src = inArray;
-                        int srcOffset = inOffset + done;
-                        if (inArray == outArray) {
-                            // SunJCE copies an in-place input into a new array on every call;
-                            // copying into our own scratch instead allocates nothing.
-                            if (scratch == null) {
-                                scratch = new byte[SLICE];
-                            }
-                            System.arraycopy(inArray, srcOffset, scratch, 0, n);
-                            src = scratch;
-                            srcOffset = 0;
-                        }
-                        done += cipher.update(src, srcOffset, n, outArray, outOffset + done);
-                    }
-                } else {
-                    ByteBuffer src = view(in, inOffset, length);
-                    ByteBuffer dst = view(out, outOffset, length);
-                    while (src.hasRemaining()) {
-                        src.limit(Math.min(src.position() + SLICE, length));
-                        cipher.update(src, dst);
-                    }
+                for (int done = 0; done < length; ) {
+                    int n = Math.min(SLICE, length - done);
+                    updateSlice(in, inOffset + done, out, outOffset + done, n);
+                    done += n;
                 }
             } catch (ShortBufferException e) {
                 throw new IllegalStateException(this + ": " + e.getMessage(), e);
             }
         }
 
+        /**
+         * One slice of at most {@link #SLICE} bytes, always as a byte[] call to SunJCE: its
+         * ByteBuffer path copies direct buffers through new temporary arrays, and it copies an
+         * in-place input into a new array on every call. Our own scratch arrays allocate nothing.
+         */
+        private void updateSlice(Object in, int inOffset, Object out, int outOffset, int n) throws ShortBufferException {
+            byte[] src;
+            int srcOffset;
+            if (in instanceof byte[] inArray && inArray != out) {
+                src = inArray;
+                srcOffset = inOffset;
+            } else {
+                src = inScratch == null ? inScratch = new byte[SLICE] : inScratch;
+                srcOffset = 0;
+                if (in instanceof byte[] inArray) {
+                    System.arraycopy(inArray, inOffset, src, 0, n);
+                } else {
+                    ((ByteBuffer) in).get(inOffset, src, 0, n);
+                }
+            }
+            if (out instanceof byte[] outArray) {
+                cipher.update(src, srcOffset, n, outArray, outOffset);
+            } else {
+                byte[] dst = outScratch == null ? outScratch = new byte[SLICE] : outScratch;
+                cipher.update(src, srcOffset, n, dst, 0);
+                ((ByteBuffer) out).put(outOffset, dst, 0, n);
+            }
+        }
+
         @Override
         protected void engineClose() {
             // SunJCE keeps its key schedule until the Cipher is collected; wipe what we hold.
-            if (scratch != null) {
-                Arrays.fill(scratch, (byte) 0);
+            for (byte[] b : new byte[][] {inScratch, outScratch}) {
+                if (b != null) {
+                    Arrays.fill(b, (byte) 0);
+                }
             }
         }
     }
