@@ -13,13 +13,7 @@
 
 #define CIPHER_MAGIC 0x5ea1c1f3u
 
-struct sp_cipher {
-    uint32_t magic;
-    int mode;
-    EVP_CIPHER_CTX *ctx;
-};
-
-static struct sp_cipher *cipher_from_handle(JNIEnv *env, jlong handle, int mode) {
+struct sp_cipher *sp_cipher_from_handle(JNIEnv *env, jlong handle, int mode) {
     struct sp_cipher *c = (struct sp_cipher *)(intptr_t)handle;
     if (c == NULL || c->magic != CIPHER_MAGIC) {
         sp_throw(env, "java/lang/IllegalStateException", "cipher handle is null or freed");
@@ -33,7 +27,7 @@ static struct sp_cipher *cipher_from_handle(JNIEnv *env, jlong handle, int mode)
 }
 
 /* Copies a byte[] of exactly `expected` bytes into out; throws naming the value otherwise. */
-static int copy_fixed(JNIEnv *env, jbyteArray array, unsigned char *out, jsize expected,
+int sp_copy_fixed(JNIEnv *env, jbyteArray array, unsigned char *out, jsize expected,
                       const char *name) {
     char message[96];
     if (array == NULL) {
@@ -69,7 +63,7 @@ static jlong JNICALL cipherNew(JNIEnv *env, jclass cls, jint mode, jbyteArray jk
     if (!sp_key_copy(env, jkey, key, &key_length)) {
         goto cleanup;
     }
-    if (mode != SP_AES_GCM && !copy_fixed(env, jiv, iv, SP_AES_BLOCK, "iv")) {
+    if (mode != SP_AES_GCM && !sp_copy_fixed(env, jiv, iv, SP_AES_BLOCK, "iv")) {
         goto cleanup;
     }
     c = calloc(1, sizeof(*c));
@@ -100,7 +94,7 @@ cleanup:
 
 static void JNICALL cipherFree(JNIEnv *env, jclass cls, jlong handle) {
     (void)cls;
-    struct sp_cipher *c = cipher_from_handle(env, handle, 0);
+    struct sp_cipher *c = sp_cipher_from_handle(env, handle, 0);
     if (c == NULL) {
         return;
     }
@@ -114,7 +108,7 @@ static void JNICALL cipherReset(JNIEnv *env, jclass cls, jlong handle, jbyteArra
                                 jboolean encrypt) {
     (void)cls;
     unsigned char iv[SP_AES_BLOCK];
-    struct sp_cipher *c = cipher_from_handle(env, handle, 0);
+    struct sp_cipher *c = sp_cipher_from_handle(env, handle, 0);
     if (c == NULL) {
         return;
     }
@@ -122,7 +116,7 @@ static void JNICALL cipherReset(JNIEnv *env, jclass cls, jlong handle, jbyteArra
         sp_throw(env, "java/lang/IllegalArgumentException", "GCM takes its nonce in seal/open");
         return;
     }
-    if (!copy_fixed(env, jiv, iv, SP_AES_BLOCK, "iv")) {
+    if (!sp_copy_fixed(env, jiv, iv, SP_AES_BLOCK, "iv")) {
         return;
     }
     if (!sp_crypto->EVP_CipherInit_ex(c->ctx, NULL, NULL, NULL, iv, encrypt ? 1 : 0)) {
@@ -137,7 +131,7 @@ static jint JNICALL cipherUpdate(JNIEnv *env, jclass cls, jlong handle, jobject 
     (void)cls;
     struct sp_buffer in, out;
     int outl = 0;
-    struct sp_cipher *c = cipher_from_handle(env, handle, 0);
+    struct sp_cipher *c = sp_cipher_from_handle(env, handle, 0);
     if (c == NULL || !sp_buffer_check(env, &in, jin, in_off, len, "input") ||
         !sp_buffer_check(env, &out, jout, out_off, len, "output")) {
         return -1;
@@ -177,9 +171,9 @@ static jint gcm(JNIEnv *env, jlong handle, jbyteArray jnonce, jbyteArray jaad, j
     struct sp_buffer in, out, aad;
     int outl = 0, finl = 0;
     char message[128];
-    struct sp_cipher *c = cipher_from_handle(env, handle, SP_AES_GCM);
+    struct sp_cipher *c = sp_cipher_from_handle(env, handle, SP_AES_GCM);
     memset(&aad, 0, sizeof(aad));
-    if (c == NULL || !copy_fixed(env, jnonce, nonce, SP_GCM_NONCE_LENGTH, "nonce")) {
+    if (c == NULL || !sp_copy_fixed(env, jnonce, nonce, SP_GCM_NONCE_LENGTH, "nonce")) {
         return -1;
     }
     if (!encrypt && in_len < SP_GCM_TAG_LENGTH && in_len >= 0) {

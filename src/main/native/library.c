@@ -41,6 +41,7 @@ static void JNICALL checkConstants(JNIEnv *env, jclass cls, jintArray jvalues) {
         SP_GCM_NONCE_LENGTH, SP_GCM_TAG_LENGTH, SP_HMAC_SHA256_LENGTH,
         SP_CPU_AESNI,       SP_CPU_PCLMULQDQ,  SP_CPU_AVX2,
         SP_CPU_VAES,        SP_CPU_VPCLMULQDQ, SP_CPU_KNOWN,
+        SP_CHUNK_SIZE,
     };
     const jsize n = (jsize)(sizeof(expected) / sizeof(expected[0]));
     jint values[sizeof(expected) / sizeof(expected[0])];
@@ -81,7 +82,8 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
     }
     jclass bridge = (*env)->FindClass(env, SP_BRIDGE_CLASS);
     if (bridge == NULL || !sp_init_buffers(env) || !sp_register_library(env, bridge) ||
-        !sp_register_cipher(env, bridge) || !sp_register_hmac(env, bridge)) {
+        !sp_register_cipher(env, bridge) || !sp_register_hmac(env, bridge) ||
+        !sp_register_chunks(env, bridge)) {
         return JNI_ERR;
     }
     (*env)->DeleteLocalRef(env, bridge);

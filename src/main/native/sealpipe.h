@@ -20,6 +20,7 @@
 #define SP_GCM_TAG_LENGTH 16
 #define SP_AES_BLOCK 16
 #define SP_HMAC_SHA256_LENGTH 32
+#define SP_CHUNK_SIZE 16384 /* c2sp.org/chunked-encryption: plaintext bytes per full chunk */
 
 /* CPU feature bits returned by cpuFeatures(). */
 #define SP_CPU_AESNI      (1 << 0)
@@ -100,9 +101,22 @@ void sp_buffer_unpin(JNIEnv *env, struct sp_buffer *b, jint mode);
 int sp_key_copy(JNIEnv *env, jbyteArray key, unsigned char *out, int *out_length);
 void sp_cleanse(void *p, size_t n);
 
+/* cipher.c: one EVP_CIPHER_CTX per Java cipher object, reused for every call. */
+struct sp_cipher {
+    uint32_t magic;
+    int mode;
+    EVP_CIPHER_CTX *ctx;
+};
+/* The cipher behind a handle, checked (not freed, of `mode` unless 0); NULL with an exception. */
+struct sp_cipher *sp_cipher_from_handle(JNIEnv *env, jlong handle, int mode);
+/* Copies a byte[] of exactly `expected` bytes into out; NULL or another length throws. */
+int sp_copy_fixed(JNIEnv *env, jbyteArray array, unsigned char *out, jsize expected,
+                  const char *name);
+
 /* Registration of each concern's native methods (one table per file). */
 int sp_register_cipher(JNIEnv *env, jclass bridge);
 int sp_register_hmac(JNIEnv *env, jclass bridge);
+int sp_register_chunks(JNIEnv *env, jclass bridge);
 int sp_register_library(JNIEnv *env, jclass bridge);
 int sp_init_buffers(JNIEnv *env);
 

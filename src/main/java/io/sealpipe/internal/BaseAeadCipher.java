@@ -7,7 +7,11 @@ import javax.crypto.AEADBadTagException;
 
 /** Argument checking and buffer handling shared by every engine's AES-GCM. */
 public abstract class BaseAeadCipher implements AeadCipher {
+    /** The chunk format's limit on chunk indices (c2sp.org/chunked-encryption). */
+    public static final long MAX_CHUNKS = 1L << 38;
+
     private final String name;
+    private final byte[] chunkNonce = new byte[NONCE_LENGTH];
     private boolean closed;
 
     protected BaseAeadCipher(String name) {
@@ -63,6 +67,108 @@ public abstract class BaseAeadCipher implements AeadCipher {
         Buffers.skip(in, length);
         Buffers.skip(out, n);
         return n;
+    }
+
+    @Override
+    public final void sealChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
+            int outOffset) {
+        checkChunks(baseNonce, firstChunk, count);
+        Checks.range("input", in, inOffset, count * CHUNK_SIZE);
+        Checks.range("output", out, outOffset, count * SEALED_CHUNK_SIZE);
+        checkNoOverlap(in, inOffset, count * CHUNK_SIZE, out, outOffset, count * SEALED_CHUNK_SIZE);
+        if (count > 0) {
+            engineSealChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+        }
+    }
+
+    @Override
+    public final int openChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
+            int outOffset) {
+        checkChunks(baseNonce, firstChunk, count);
+        Checks.range("input", in, inOffset, count * SEALED_CHUNK_SIZE);
+        Checks.range("output", out, outOffset, count * CHUNK_SIZE);
+        checkNoOverlap(in, inOffset, count * SEALED_CHUNK_SIZE, out, outOffset, count * CHUNK_SIZE);
+        return count == 0 ? 0 : engineOpenChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+    }
+
+    @Override
+    public final int openChunks(byte[] baseNonce, long firstChunk, ByteBuffer in, ByteBuffer out) {
+        int length = in.remaining();
+        if (length % SEALED_CHUNK_SIZE != 0) {
+            throw new IllegalArgumentException("input must be whole sealed chunks of " + SEALED_CHUNK_SIZE
+                    + " bytes, not " + length + " bytes");
+        }
+        int count = length / SEALED_CHUNK_SIZE;
+        checkChunks(baseNonce, firstChunk, count);
+        checkRoom(out, count * CHUNK_SIZE);
+        if (count == 0) {
+            return 0;
+        }
+        if (Buffers.accessible(in)) {
+            checkNoOverlap(Buffers.base(in), Buffers.offset(in), length, Buffers.base(out), Buffers.offset(out),
+                    count * CHUNK_SIZE);
+        }
+        int opened = Buffers.accessible(in)
+                ? engineOpenChunks(baseNonce, firstChunk, Buffers.base(in), Buffers.offset(in), count,
+                        Buffers.base(out), Buffers.offset(out))
+                : engineOpenChunks(baseNonce, firstChunk, Buffers.remainingCopy(in), 0, count,
+                        Buffers.base(out), Buffers.offset(out));
+        Buffers.skip(in, opened * SEALED_CHUNK_SIZE);
+        Buffers.skip(out, opened * CHUNK_SIZE);
+        return opened;
+    }
+
+    private void checkChunks(byte[] baseNonce, long firstChunk, int count) {
+        checkOpen();
+        Checks.length("baseNonce", baseNonce, NONCE_LENGTH);
+        if (count < 0 || count > Integer.MAX_VALUE / SEALED_CHUNK_SIZE) {
+            throw new IllegalArgumentException("chunk count must be 0.." + Integer.MAX_VALUE / SEALED_CHUNK_SIZE
+                    + ", not " + count);
+        }
+        if (firstChunk < 0 || firstChunk > MAX_CHUNKS - count) {
+            throw new IllegalArgumentException("chunks " + firstChunk + ".." + (firstChunk + count - 1)
+                    + " are outside 0..2^38-1, the format's limit");
+        }
+    }
+
+    private static void checkNoOverlap(Object in, int inOffset, int inLength, Object out, int outOffset, int outLength) {
+        if (in == out && inOffset < outOffset + outLength && outOffset < inOffset + inLength) {
+            throw new IllegalArgumentException("input and output overlap");
+        }
+    }
+
+    /**
+     * Seals full chunks one {@link #engineSeal} call each, with the nonces computed here;
+     * engines that can do all of them in one call override this.
+     */
+    protected void engineSealChunks(byte[] baseNonce, long firstChunk, Object in, int inOffset, int count, Object out,
+            int outOffset) {
+        for (int i = 0; i < count; i++) {
+            nonceOfChunk(baseNonce, firstChunk + i);
+            engineSeal(chunkNonce, null, in, inOffset + i * CHUNK_SIZE, CHUNK_SIZE, out, outOffset + i * SEALED_CHUNK_SIZE);
+        }
+    }
+
+    /** Opens full chunks one {@link #engineOpen} call each; see {@link #engineSealChunks}. */
+    protected int engineOpenChunks(byte[] baseNonce, long firstChunk, Object in, int inOffset, int count, Object out,
+            int outOffset) {
+        for (int i = 0; i < count; i++) {
+            nonceOfChunk(baseNonce, firstChunk + i);
+            try {
+                engineOpen(chunkNonce, null, in, inOffset + i * SEALED_CHUNK_SIZE, SEALED_CHUNK_SIZE, out,
+                        outOffset + i * CHUNK_SIZE);
+            } catch (AEADBadTagException e) {
+                return i;
+            }
+        }
+        return count;
+    }
+
+    private void nonceOfChunk(byte[] baseNonce, long index) {
+        System.arraycopy(baseNonce, 0, chunkNonce, 0, NONCE_LENGTH);
+        for (int i = 0; i < 8; i++) {
+            chunkNonce[NONCE_LENGTH - 1 - i] ^= (byte) (index >>> (8 * i));
+        }
     }
 
     @Override

@@ -26,11 +26,12 @@ final class NativeCrypto {
     static final int CPU_VAES = 1 << 3;
     static final int CPU_VPCLMULQDQ = 1 << 4;
     static final int CPU_KNOWN = 1 << 30;
+    static final int CHUNK_SIZE = 16384;
 
     static int[] constants() {
         return new int[] {
             AES_CTR, AES_GCM, AES_CFB128, GCM_NONCE_LENGTH, GCM_TAG_LENGTH, HMAC_SHA256_LENGTH,
-            CPU_AESNI, CPU_PCLMULQDQ, CPU_AVX2, CPU_VAES, CPU_VPCLMULQDQ, CPU_KNOWN,
+            CPU_AESNI, CPU_PCLMULQDQ, CPU_AVX2, CPU_VAES, CPU_VPCLMULQDQ, CPU_KNOWN, CHUNK_SIZE,
         };
     }
 
@@ -72,6 +73,22 @@ final class NativeCrypto {
             Object out, int outOffset) throws AEADBadTagException, InvalidAlgorithmParameterException;
 
     /** HMAC_CTX_new + HMAC_Init_ex(key, EVP_sha256()). */
+    /**
+     * Seals {@code count} full chunks of c2sp.org/chunked-encryption (16384 bytes each, read
+     * from {@code in}) as chunks {@code first}, {@code first + 1}, ... into {@code count} &times;
+     * 16400 bytes of {@code out}; the nonce of chunk i is {@code baseNonce} XOR i. Returns count.
+     */
+    static native int gcmSealChunks(long cipher, byte[] baseNonce, long first, Object in, int inOffset, int count,
+            Object out, int outOffset);
+
+    /**
+     * Opens {@code count} sealed full chunks (16400 bytes each) into 16384 bytes each; returns
+     * how many authenticated from the first. If that is less than count, the next chunk failed
+     * its tag and its output is zeroed.
+     */
+    static native int gcmOpenChunks(long cipher, byte[] baseNonce, long first, Object in, int inOffset, int count,
+            Object out, int outOffset);
+
     static native long hmacNew(byte[] key) throws InvalidKeyException;
 
     static native void hmacFree(long hmac);

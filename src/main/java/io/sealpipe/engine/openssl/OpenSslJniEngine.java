@@ -232,6 +232,27 @@ public final class OpenSslJniEngine implements CryptoEngine {
             }
         }
 
+        /** All chunks in one native call: nonces computed in C, the context reused. */
+        @Override
+        protected void engineSealChunks(byte[] baseNonce, long firstChunk, Object in, int inOffset, int count,
+                Object out, int outOffset) {
+            try {
+                NativeCrypto.gcmSealChunks(handle, baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+            } finally {
+                Reference.reachabilityFence(this);
+            }
+        }
+
+        @Override
+        protected int engineOpenChunks(byte[] baseNonce, long firstChunk, Object in, int inOffset, int count,
+                Object out, int outOffset) {
+            try {
+                return NativeCrypto.gcmOpenChunks(handle, baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+            } finally {
+                Reference.reachabilityFence(this);
+            }
+        }
+
         @Override
         protected void engineClose() {
             cleanable.clean();

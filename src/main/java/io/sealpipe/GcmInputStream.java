@@ -1,0 +1,340 @@
+package io.sealpipe;
+
+import static io.sealpipe.Cobblestone.CHUNK_SIZE;
+import static io.sealpipe.Cobblestone.HEADER_LENGTH;
+import static io.sealpipe.Cobblestone.MAX_CHUNKS;
+import static io.sealpipe.Cobblestone.NONCE_LENGTH;
+import static io.sealpipe.Cobblestone.SALT_LENGTH;
+import static io.sealpipe.Cobblestone.SEALED_CHUNK_SIZE;
+import static io.sealpipe.Cobblestone.TAG_LENGTH;
+
+import io.sealpipe.engine.AeadCipher;
+import io.sealpipe.internal.Checks;
+import io.sealpipe.internal.Closer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ReadableByteChannel;
+import java.util.Arrays;
+import javax.crypto.AEADBadTagException;
+
+/**
+ * Decrypts and verifies one c2sp.org/chunked-encryption message as it is read; made by
+ * {@link GcmStreams#decrypt}. Also a {@link ReadableByteChannel}.
+ *
+ * <p>Before the first chunk it checks the key commitment (a wrong key or context fails here).
+ * Plaintext is released only after the chunk holding it was authenticated; reads of 16 KiB and
+ * more are decrypted straight into the caller's array, and a chunk that fails leaves zeros
+ * there, never unauthenticated bytes. The end of the message is the short final chunk: a
+ * message cut at any point, with data after its final chunk, or with chunks dropped, repeated
+ * or swapped fails with a {@link StreamAuthenticationException} naming the chunk. A read may
+ * first return the chunks before the failed one (they are authentic); after a failure every
+ * read, skip and available throws again (never a clean end of stream).
+ *
+ * <p>Errors of the wrapped stream pass through as they are and do not poison the stream. Not
+ * thread-safe. For random access use {@link GcmSeekableChannel}.
+ */
+public final class GcmInputStream extends InputStream implements ReadableByteChannel {
+    /** Sealed chunks read ahead: up to this many are opened per engine call. */
+    static final int CHUNKS_PER_READ = 4;
+
+    private final CiphertextSource source;
+    private final GcmStreams params;
+    /**
+     * Ciphertext read ahead. One byte beyond whole chunks: a full chunk can be opened only once
+     * a byte after it shows it is not the final one, and with that byte in the buffer a full
+     * buffer opens all its chunks and carries one byte over, instead of a whole chunk.
+     */
+    private final byte[] sealed = new byte[CHUNKS_PER_READ * SEALED_CHUNK_SIZE + 1];
+    private int sealedPos;   // sealed[sealedPos, sealedLimit): ciphertext not yet opened
+    private int sealedLimit;
+    private boolean sourceEnded;
+    private final byte[] plain = new byte[CHUNK_SIZE];
+    private int plainPos;    // plain[plainPos, plainLimit): authenticated plaintext not yet returned
+    private int plainLimit;
+    private final byte[] nonce = new byte[NONCE_LENGTH];
+    private AeadCipher cipher;  // null until the header was checked
+    private byte[] baseNonce;
+    private long nextChunk;
+    private long released;
+    private boolean finished;   // the final chunk was authenticated: the message is complete
+    private StreamAuthenticationException failure;
+    private boolean closed;
+    private final byte[] one = new byte[1];
+
+    GcmInputStream(CiphertextSource source, GcmStreams params) {
+        this.source = source;
+        this.params = params;
+    }
+
+    /** Plaintext bytes returned (or skipped) so far. */
+    public long plaintextRead() {
+        return released;
+    }
+
+    @Override
+    public int read() throws IOException {
+        int n = read(one, 0, 1);
+        return n < 0 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+        checkOpen();
+        Checks.range("b", b, off, len);
+        if (len == 0) {
+            return 0;
+        }
+        if (plainPos < plainLimit) {
+            return fromPlain(b, off, len);
+        }
+        while (true) {
+            checkNotFailed();
+            if (finished) {
+                return -1;
+            }
+            int n;
+            if (len >= CHUNK_SIZE) {
+                n = openNext(b, off, len / CHUNK_SIZE); // straight into the caller's array
+            } else {
+                plainPos = 0;
+                plainLimit = openNext(plain, 0, 1);
+                n = plainLimit == 0 ? 0 : fromPlain(b, off, len);
+                if (n > 0) {
+                    return n; // already counted by fromPlain
+                }
+            }
+            if (n > 0) {
+                released += n;
+                return n;
+            }
+            // n == 0: an empty final chunk (finished) or a failure: the loop answers both.
+        }
+    }
+
+    private int fromPlain(byte[] b, int off, int len) {
+        int n = Math.min(len, plainLimit - plainPos);
+        System.arraycopy(plain, plainPos, b, off, n);
+        plainPos += n;
+        released += n;
+        return n;
+    }
+
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+        checkOpen();
+        if (!dst.hasRemaining()) {
+            return 0;
+        }
+        if (dst.hasArray()) {
+            int n = read(dst.array(), dst.arrayOffset() + dst.position(), dst.remaining());
+            if (n > 0) {
+                dst.position(dst.position() + n);
+            }
+            return n;
+        }
+        if (plainPos == plainLimit) {
+            if (fillPlain() < 0) {
+                return -1;
+            }
+        }
+        int n = Math.min(dst.remaining(), plainLimit - plainPos);
+        dst.put(plain, plainPos, n);
+        plainPos += n;
+        released += n;
+        return n;
+    }
+
+    /** Opens the next chunk into the plaintext buffer; -1 at the end of the message. */
+    private int fillPlain() throws IOException {
+        while (true) {
+            checkNotFailed();
+            if (finished) {
+                return -1;
+            }
+            plainPos = 0;
+            plainLimit = openNext(plain, 0, 1);
+            if (plainLimit > 0) {
+                return plainLimit;
+            }
+        }
+    }
+
+    @Override
+    public long skip(long n) throws IOException {
+        checkOpen();
+        long skipped = 0;
+        while (skipped < n) {
+            if (plainPos == plainLimit && fillPlain() < 0) {
+                break;
+            }
+            int k = (int) Math.min(n - skipped, plainLimit - plainPos);
+            plainPos += k;
+            skipped += k;
+        }
+        released += skipped;
+        return skipped;
+    }
+
+    /** The authenticated plaintext bytes buffered, which a read returns without blocking. */
+    @Override
+    public int available() throws IOException {
+        checkOpen();
+        if (plainPos == plainLimit) {
+            checkNotFailed();
+        }
+        return plainLimit - plainPos;
+    }
+
+    /**
+     * Opens up to {@code maxChunks} chunks into {@code dst} and returns the plaintext bytes
+     * written: full chunks while more ciphertext follows them, else the final chunk (then
+     * {@link #finished} is set, and 0 bytes is an empty final chunk). On an authentication
+     * failure it records the failure, and returns the chunks before the failed one, or throws
+     * if there are none.
+     */
+    private int openNext(byte[] dst, int off, int maxChunks) throws IOException {
+        checkHeader();
+        int available = readSealed(SEALED_CHUNK_SIZE + 1);
+        if (available > SEALED_CHUNK_SIZE) {
+            // Ciphertext follows these full chunks, so none of them is the final chunk.
+            int count = Math.min(maxChunks, (available - 1) / SEALED_CHUNK_SIZE);
+            if (nextChunk + count >= MAX_CHUNKS) {
+                throw fail(new StreamAuthenticationException("the message has more than 2^38 chunks, the format's limit:"
+                        + " it is not a valid message", nextChunk));
+            }
+            int opened = cipher.openChunks(baseNonce, nextChunk, sealed, sealedPos, count, dst, off);
+            sealedPos += opened * SEALED_CHUNK_SIZE;
+            nextChunk += opened;
+            if (opened < count) {
+                StreamAuthenticationException e = chunkFailed(nextChunk);
+                if (opened == 0) {
+                    throw fail(e);
+                }
+                failure = e; // the authenticated chunks before it are released; the next read throws
+            }
+            return opened * CHUNK_SIZE;
+        }
+        // The ciphertext ends within the next sealed chunk: that is the final chunk.
+        if (available == SEALED_CHUNK_SIZE) {
+            throw fail(new StreamAuthenticationException("truncated message: it ends after a full chunk (chunk "
+                    + nextChunk + "), so its short final chunk is missing", nextChunk));
+        }
+        if (available < TAG_LENGTH) {
+            throw fail(new StreamAuthenticationException("truncated message: "
+                    + (available == 0 ? "the final chunk is missing" : "only " + available + " bytes of chunk "
+                    + nextChunk + ", less than its 16-byte tag") + " (after " + nextChunk * CHUNK_SIZE
+                    + " bytes of plaintext)", nextChunk));
+        }
+        Cobblestone.chunkNonce(baseNonce, nextChunk, nonce);
+        int n;
+        try {
+            n = cipher.open(nonce, null, sealed, sealedPos, available, dst, off);
+        } catch (AEADBadTagException e) {
+            throw fail(chunkFailed(nextChunk));
+        }
+        sealedPos += available;
+        nextChunk++;
+        finished = true;
+        return n;
+    }
+
+    private StreamAuthenticationException chunkFailed(long chunk) {
+        return new StreamAuthenticationException("chunk " + chunk + " (plaintext bytes from " + chunk * CHUNK_SIZE
+                + ") failed authentication: the ciphertext was modified, truncated or reordered", chunk);
+    }
+
+    /**
+     * Reads ciphertext until at least {@code wanted} bytes are buffered or the source ends;
+     * returns how many are buffered.
+     */
+    private int readSealed(int wanted) throws IOException {
+        int available = sealedLimit - sealedPos;
+        if (available >= wanted || sourceEnded) {
+            return available;
+        }
+        if (sealedPos > 0) {
+            System.arraycopy(sealed, sealedPos, sealed, 0, available);
+            sealedPos = 0;
+            sealedLimit = available;
+        }
+        while (sealedLimit - sealedPos < wanted && sealedLimit < sealed.length) {
+            int n = source.read(sealed, sealedLimit, sealed.length - sealedLimit);
+            if (n < 0) {
+                sourceEnded = true;
+                break;
+            }
+            sealedLimit += n;
+        }
+        return sealedLimit - sealedPos;
+    }
+
+    /** Reads the salt and commitment and checks the commitment, once, before any chunk. */
+    private void checkHeader() throws IOException {
+        if (cipher != null) {
+            return;
+        }
+        int available = readSealed(HEADER_LENGTH);
+        if (available < HEADER_LENGTH) {
+            throw fail(new StreamAuthenticationException("truncated message: " + available + " bytes, shorter than the "
+                    + HEADER_LENGTH + "-byte header (salt and key commitment)", -1));
+        }
+        byte[] salt = Arrays.copyOfRange(sealed, sealedPos, sealedPos + SALT_LENGTH);
+        Cobblestone.MessageKeys keys = params.derive(salt);
+        try {
+            if (!keys.commitmentMatches(sealed, sealedPos + SALT_LENGTH)) {
+                throw fail(new StreamAuthenticationException("the key commitment does not match: wrong key or context,"
+                        + " or a modified header; no chunk was decrypted", -1));
+            }
+            cipher = params.newCipher(keys.key);
+            baseNonce = keys.baseNonce.clone();
+        } finally {
+            keys.destroy();
+        }
+        sealedPos += HEADER_LENGTH;
+    }
+
+    private StreamAuthenticationException fail(StreamAuthenticationException e) {
+        failure = e;
+        return e;
+    }
+
+    private void checkNotFailed() throws StreamAuthenticationException {
+        if (failure != null) {
+            throw failure.again();
+        }
+    }
+
+    @Override
+    public boolean isOpen() {
+        return !closed;
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        Closer closer = new Closer();
+        if (params.closeUnderlying()) {
+            closer.run(source::close);
+        }
+        if (cipher != null) {
+            closer.run(cipher::close);
+        }
+        Arrays.fill(plain, (byte) 0);
+        if (baseNonce != null) {
+            Arrays.fill(baseNonce, (byte) 0);
+        }
+        plainPos = plainLimit = 0;
+        closer.rethrow();
+    }
+
+    private void checkOpen() throws IOException {
+        if (closed) {
+            throw new ClosedChannelException();
+        }
+    }
+}

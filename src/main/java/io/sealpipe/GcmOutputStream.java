@@ -1,0 +1,239 @@
+package io.sealpipe;
+
+import static io.sealpipe.Cobblestone.CHUNK_SIZE;
+import static io.sealpipe.Cobblestone.HEADER_LENGTH;
+import static io.sealpipe.Cobblestone.MAX_CHUNKS;
+import static io.sealpipe.Cobblestone.NONCE_LENGTH;
+import static io.sealpipe.Cobblestone.SALT_LENGTH;
+import static io.sealpipe.Cobblestone.SEALED_CHUNK_SIZE;
+import static io.sealpipe.Cobblestone.TAG_LENGTH;
+
+import io.sealpipe.engine.AeadCipher;
+import io.sealpipe.internal.Checks;
+import io.sealpipe.internal.Closer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.WritableByteChannel;
+import java.util.Arrays;
+
+/**
+ * Encrypts what is written to it into one c2sp.org/chunked-encryption message; made by
+ * {@link GcmStreams#encrypt}. Also a {@link WritableByteChannel}.
+ *
+ * <p>Every full 16 KiB chunk is sealed as soon as it is complete; large writes are sealed
+ * straight from the caller's array, several chunks per engine call. {@link #flush()} passes on
+ * every sealed chunk (and the header) but cannot pass on a partial chunk: only {@link #close()}
+ * may end the message, by sealing the final, shorter chunk. <b>A message that is not closed is
+ * incomplete</b> and every reader rejects it as truncated.
+ *
+ * <p>{@code close()} writes the final chunk, flushes, closes the wrapped stream (unless
+ * {@code closeUnderlying(false)}), frees the cipher and zeroes the buffers, even if a step
+ * fails; it is idempotent. After a failed write the stream refuses further writes, and
+ * {@code close()} does not end the message (it releases everything and rethrows the failure).
+ * Not thread-safe.
+ */
+public final class GcmOutputStream extends OutputStream implements WritableByteChannel {
+    /** Sealed chunks gathered before they are passed on: up to this many per engine call. */
+    static final int CHUNKS_PER_WRITE = 4;
+
+    private final CiphertextSink sink;
+    private final boolean closeUnderlying;
+    private final AeadCipher cipher;
+    private final byte[] baseNonce;
+    private final byte[] nonce = new byte[NONCE_LENGTH];
+    private final byte[] plain = new byte[CHUNK_SIZE]; // the chunk being filled
+    private int plainLength;
+    private final byte[] sealed; // ciphertext waiting to be passed on, from the header on
+    private int sealedLength;
+    private long nextChunk;
+    private long written;
+    private boolean closed;
+    private IOException failure;
+    private final byte[] one = new byte[1];
+
+    GcmOutputStream(CiphertextSink sink, GcmStreams params) {
+        this.sink = sink;
+        this.closeUnderlying = params.closeUnderlying();
+        this.sealed = new byte[HEADER_LENGTH + CHUNKS_PER_WRITE * SEALED_CHUNK_SIZE];
+        byte[] salt = params.newSalt();
+        Cobblestone.MessageKeys keys = params.derive(salt);
+        try {
+            this.cipher = params.newCipher(keys.key);
+            this.baseNonce = keys.baseNonce.clone();
+            System.arraycopy(salt, 0, sealed, 0, SALT_LENGTH);
+            System.arraycopy(keys.commitment, 0, sealed, SALT_LENGTH, Cobblestone.COMMITMENT_LENGTH);
+            sealedLength = HEADER_LENGTH;
+        } finally {
+            keys.destroy(); // the engine keeps its own copy of the key in the cipher context
+        }
+    }
+
+    /** Plaintext bytes written so far. */
+    public long plaintextWritten() {
+        return written;
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+        one[0] = (byte) b;
+        write(one, 0, 1);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+        checkWritable();
+        Checks.range("b", b, off, len);
+        try {
+            while (len > 0) {
+                if (plainLength == 0 && len >= CHUNK_SIZE) {
+                    // Whole chunks straight from the caller's array into the sealed buffer.
+                    int room = (sealed.length - sealedLength) / SEALED_CHUNK_SIZE;
+                    if (room == 0) {
+                        drain();
+                        continue;
+                    }
+                    int count = Math.min(room, len / CHUNK_SIZE);
+                    sealChunks(b, off, count);
+                    off += count * CHUNK_SIZE;
+                    len -= count * CHUNK_SIZE;
+                    written += (long) count * CHUNK_SIZE;
+                    continue;
+                }
+                int n = Math.min(len, CHUNK_SIZE - plainLength);
+                System.arraycopy(b, off, plain, plainLength, n);
+                plainLength += n;
+                off += n;
+                len -= n;
+                written += n;
+                sealIfFull();
+            }
+        } catch (IOException | RuntimeException e) {
+            throw fail(e);
+        }
+    }
+
+    @Override
+    public int write(ByteBuffer src) throws IOException {
+        int n = src.remaining();
+        if (src.hasArray()) {
+            write(src.array(), src.arrayOffset() + src.position(), n);
+            src.position(src.position() + n);
+            return n;
+        }
+        checkWritable();
+        try {
+            while (src.hasRemaining()) { // a direct buffer: copied into the chunk being filled
+                int k = Math.min(src.remaining(), CHUNK_SIZE - plainLength);
+                src.get(plain, plainLength, k);
+                plainLength += k;
+                written += k;
+                sealIfFull();
+            }
+        } catch (IOException | RuntimeException e) {
+            throw fail(e);
+        }
+        return n;
+    }
+
+    /** A full chunk is never the final one (that is always shorter): seal it now. */
+    private void sealIfFull() throws IOException {
+        if (plainLength == CHUNK_SIZE) {
+            if (sealed.length - sealedLength < SEALED_CHUNK_SIZE) {
+                drain();
+            }
+            sealChunks(plain, 0, 1);
+            plainLength = 0;
+        }
+    }
+
+    private void sealChunks(byte[] in, int off, int count) throws IOException {
+        if (nextChunk > MAX_CHUNKS - count - 1) { // keep an index for the final chunk
+            throw new IOException("message too long: the format allows at most 2^38 chunks (4 PiB)");
+        }
+        cipher.sealChunks(baseNonce, nextChunk, in, off, count, sealed, sealedLength);
+        nextChunk += count;
+        sealedLength += count * SEALED_CHUNK_SIZE;
+    }
+
+    /** Passes every sealed byte on. */
+    private void drain() throws IOException {
+        if (sealedLength > 0) {
+            sink.write(sealed, 0, sealedLength);
+            sealedLength = 0;
+        }
+    }
+
+    /**
+     * Passes on the header and every sealed chunk, then flushes the wrapped stream. A partial
+     * chunk stays buffered: it can only be sealed when it fills or at {@link #close()}.
+     */
+    @Override
+    public void flush() throws IOException {
+        checkWritable();
+        try {
+            drain();
+            sink.flush();
+        } catch (IOException | RuntimeException e) {
+            throw fail(e);
+        }
+    }
+
+    @Override
+    public boolean isOpen() {
+        return !closed;
+    }
+
+    /** Seals the final chunk, passes everything on and releases the stream (see the class comment). */
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        Closer closer = new Closer();
+        if (failure == null) {
+            closer.run(this::finish);
+        } else {
+            closer.run(() -> {
+                throw new IOException("the message was not finished: an earlier write failed", failure);
+            });
+        }
+        if (closeUnderlying) {
+            closer.run(sink::close);
+        }
+        closer.run(cipher::close);
+        Arrays.fill(plain, (byte) 0);
+        Arrays.fill(sealed, (byte) 0);
+        Arrays.fill(baseNonce, (byte) 0);
+        plainLength = sealedLength = 0;
+        closer.rethrow();
+    }
+
+    private void finish() throws IOException {
+        if (sealed.length - sealedLength < plainLength + TAG_LENGTH) {
+            drain();
+        }
+        Cobblestone.chunkNonce(baseNonce, nextChunk, nonce);
+        sealedLength += cipher.seal(nonce, null, plain, 0, plainLength, sealed, sealedLength);
+        nextChunk++;
+        drain();
+        sink.flush();
+    }
+
+    private IOException fail(Exception e) {
+        IOException io = e instanceof IOException x ? x : new IOException("encryption failed: " + e.getMessage(), e);
+        failure = io;
+        return io;
+    }
+
+    private void checkWritable() throws IOException {
+        if (closed) {
+            throw new ClosedChannelException();
+        }
+        if (failure != null) {
+            throw new IOException("the stream failed earlier and cannot be written to", failure);
+        }
+    }
+}

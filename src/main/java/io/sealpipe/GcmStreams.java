@@ -1,0 +1,239 @@
+package io.sealpipe;
+
+import io.sealpipe.engine.AeadCipher;
+import io.sealpipe.engine.CryptoEngine;
+import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.Engines;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.channels.WritableByteChannel;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import java.util.Objects;
+import java.util.function.Consumer;
+import javax.security.auth.Destroyable;
+
+/**
+ * Authenticated streams in the standard chunked AES-GCM format of c2sp.org/chunked-encryption
+ * with SHA-512: Cobblestone-256 for a 32-byte key, Cobblestone-128 for a 16-byte key
+ * (docs/FORMAT.md). Any other implementation of that specification reads what these streams
+ * write, and the other way round.
+ *
+ * <p>What is protected: each message gets its own key and nonce, derived from the input key,
+ * a random 24-byte salt chosen here and the optional {@code context} (for example a file path
+ * or a shuffle block id, bound into the derivation and not stored). The plaintext is split into
+ * 16 KiB chunks, each sealed with AES-GCM, and the final chunk is always shorter than 16 KiB. A
+ * reader therefore detects any modified, reordered, duplicated, dropped, truncated or extended
+ * ciphertext, a wrong key and a wrong context, and it releases plaintext only after the chunk
+ * holding it was authenticated. What is not hidden: the plaintext length (ciphertext = plaintext
+ * + 56 + 16 per chunk).
+ *
+ * <p>Use an input key chosen uniformly at random (or from a KDF), never a password. One input
+ * key can encrypt about 2^45 messages of up to 1 GiB each (see the specification's table).
+ *
+ * <p>An instance is immutable and thread-safe and holds a copy of the key until
+ * {@link #destroy()}; each stream it makes is for one thread at a time, except the positioned
+ * reads of {@link GcmSeekableChannel}.
+ *
+ * <pre>{@code
+ * GcmStreams gcm = GcmStreams.builder().key(key32).context(blockId).build();
+ * try (OutputStream out = gcm.encrypt(Files.newOutputStream(path))) {
+ *     out.write(data);
+ * }                                          // close() writes the final chunk: do not skip it
+ * try (InputStream in = gcm.decrypt(Files.newInputStream(path))) {
+ *     in.transferTo(sink);                   // StreamAuthenticationException if tampered
+ * }
+ * try (GcmSeekableChannel ch = gcm.open(FileChannel.open(path))) {
+ *     ch.read(1 << 30, buffer);              // decrypts and verifies only the chunks it touches
+ * }
+ * }</pre>
+ */
+public final class GcmStreams implements Destroyable {
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final AesKey key;
+    private final byte[] context;
+    private final CryptoEngine engine;
+    private final boolean closeUnderlying;
+    private final Consumer<byte[]> saltSource;
+
+    private GcmStreams(Builder b) {
+        this.key = AesKey.copyOf(b.key.bytes());
+        this.context = b.context.clone();
+        this.engine = b.engine != null ? b.engine : Engines.auto();
+        this.closeUnderlying = b.closeUnderlying;
+        this.saltSource = b.saltSource;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Encrypts what is written to the returned stream into {@code out}; close it to finish the message. */
+    public GcmOutputStream encrypt(OutputStream out) {
+        Objects.requireNonNull(out, "out");
+        return new GcmOutputStream(CiphertextSink.of(out), this);
+    }
+
+    /** Encrypts what is written to the returned stream (or channel) into {@code out}. */
+    public GcmOutputStream encrypt(WritableByteChannel out) {
+        Objects.requireNonNull(out, "out");
+        return new GcmOutputStream(CiphertextSink.of(out), this);
+    }
+
+    /** Decrypts and verifies {@code in} as it is read, from its current position to its end. */
+    public GcmInputStream decrypt(InputStream in) {
+        Objects.requireNonNull(in, "in");
+        return new GcmInputStream(CiphertextSource.of(in), this);
+    }
+
+    /** Decrypts and verifies {@code in} as it is read, from its current position to its end. */
+    public GcmInputStream decrypt(ReadableByteChannel in) {
+        Objects.requireNonNull(in, "in");
+        return new GcmInputStream(CiphertextSource.of(in), this);
+    }
+
+    /**
+     * Random access to the message in {@code in}, which starts at the channel's current
+     * position and runs to its end: reads decrypt and verify only the chunks they touch. Reads
+     * the header and checks the key commitment now.
+     *
+     * @throws StreamAuthenticationException if the header is truncated or the commitment does
+     *     not match (wrong key or context, or a modified header)
+     * @throws java.io.IOException if reading the channel fails
+     */
+    public GcmSeekableChannel open(SeekableByteChannel in) throws java.io.IOException {
+        Objects.requireNonNull(in, "in");
+        return new GcmSeekableChannel(in, this);
+    }
+
+    public CryptoEngine engine() {
+        return engine;
+    }
+
+    /** The format's name for this key size: "Cobblestone-128" or "Cobblestone-256". */
+    public String formatName() {
+        return key.length() == 16 ? "Cobblestone-128" : "Cobblestone-256";
+    }
+
+    boolean closeUnderlying() {
+        return closeUnderlying;
+    }
+
+    /** A fresh random salt (or, in tests, the injected one). */
+    byte[] newSalt() {
+        byte[] salt = new byte[Cobblestone.SALT_LENGTH];
+        saltSource.accept(salt);
+        return salt;
+    }
+
+    /** The per-message key, base nonce and commitment for {@code salt}. */
+    Cobblestone.MessageKeys derive(byte[] salt) {
+        return Cobblestone.derive(key.bytes(), salt, context);
+    }
+
+    /** A GCM cipher keyed with a message key. */
+    AeadCipher newCipher(byte[] messageKey) {
+        try {
+            return engine.newAesGcm(messageKey);
+        } catch (GeneralSecurityException e) {
+            // The key length was validated in build(); an engine failure here is not the caller's.
+            throw new IllegalStateException("cannot create AES-GCM on " + engine.kind() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Zeroes this object's copy of the key; streams already open keep working. */
+    @Override
+    public void destroy() {
+        key.destroy();
+    }
+
+    @Override
+    public boolean isDestroyed() {
+        return key.isDestroyed();
+    }
+
+    @Override
+    public String toString() {
+        return "GcmStreams(" + formatName() + " on " + engine.kind() + ", context " + context.length + " bytes)";
+    }
+
+    /** Collects and validates the parameters; {@link #build()} checks everything once. */
+    public static final class Builder {
+        private AesKey key;
+        private byte[] context = new byte[0];
+        private CryptoEngine engine;
+        private boolean closeUnderlying = true;
+        private Consumer<byte[]> saltSource = RANDOM::nextBytes;
+
+        private Builder() {}
+
+        /** The input key: 32 bytes (Cobblestone-256) or 16 bytes (Cobblestone-128); the built object keeps its own copy. */
+        public Builder key(AesKey key) {
+            this.key = key;
+            return this;
+        }
+
+        /** The input key bytes (32 or 16), copied. */
+        public Builder key(byte[] key) {
+            this.key = AesKey.copyOf(key);
+            return this;
+        }
+
+        /**
+         * Bytes bound into the key derivation (default empty), copied: a reader must give the
+         * same context, or the commitment check rejects the message. Not stored in the ciphertext.
+         */
+        public Builder context(byte[] context) {
+            this.context = Objects.requireNonNull(context, "context").clone();
+            return this;
+        }
+
+        /** The engine to use; default {@link Engines#auto()}. */
+        public Builder engine(CryptoEngine engine) {
+            this.engine = engine;
+            return this;
+        }
+
+        /** The engine to use, by kind. */
+        public Builder engine(EngineKind kind) {
+            this.engine = Engines.get(kind);
+            return this;
+        }
+
+        /** Whether closing a stream closes the wrapped stream or channel (default true). */
+        public Builder closeUnderlying(boolean closeUnderlying) {
+            this.closeUnderlying = closeUnderlying;
+            return this;
+        }
+
+        /**
+         * Tests only: a fixed salt, so that encryption reproduces known ciphertexts. Reusing a
+         * salt with one key and context reuses the message key and nonces: never in production.
+         */
+        Builder fixedSaltForTests(byte[] salt) {
+            if (salt.length != Cobblestone.SALT_LENGTH) {
+                throw new IllegalArgumentException("salt must be " + Cobblestone.SALT_LENGTH + " bytes, not " + salt.length);
+            }
+            byte[] copy = salt.clone();
+            this.saltSource = out -> System.arraycopy(copy, 0, out, 0, copy.length);
+            return this;
+        }
+
+        /** @throws IllegalStateException if the key is missing; IllegalArgumentException if it is not 16 or 32 bytes */
+        public GcmStreams build() {
+            if (key == null) {
+                throw new IllegalStateException("key is required (32 bytes for Cobblestone-256, 16 for Cobblestone-128)");
+            }
+            if (key.isDestroyed()) {
+                throw new IllegalStateException("key has been destroyed");
+            }
+            if (key.length() != 16 && key.length() != 32) {
+                throw new IllegalArgumentException("key must be 16 or 32 bytes, not " + key.length());
+            }
+            return new GcmStreams(this);
+        }
+    }
+}

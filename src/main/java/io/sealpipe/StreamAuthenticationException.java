@@ -1,0 +1,37 @@
+package io.sealpipe;
+
+import java.io.IOException;
+
+/**
+ * An authenticated stream failed its checks: the ciphertext was modified, truncated, extended
+ * or reordered, or the key or context is wrong. No plaintext from the failed part was released;
+ * a stream that threw this throws it again on every later read.
+ *
+ * <p>{@link #chunk()} names the chunk that failed, or is -1 when the failure is in the header
+ * (the salt and key commitment: typically a wrong key or context) or in the message length.
+ */
+public final class StreamAuthenticationException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    private final long chunk;
+
+    StreamAuthenticationException(String message, long chunk) {
+        super(message);
+        this.chunk = chunk;
+    }
+
+    StreamAuthenticationException(String message, long chunk, Throwable cause) {
+        super(message, cause);
+        this.chunk = chunk;
+    }
+
+    /** The index (from 0) of the chunk that failed, or -1 for the header or the message length. */
+    public long chunk() {
+        return chunk;
+    }
+
+    /** The same failure again, for a later call on a stream that already failed. */
+    StreamAuthenticationException again() {
+        return new StreamAuthenticationException(getMessage(), chunk, this);
+    }
+}
