@@ -39,14 +39,18 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     /** Sealed chunks read ahead: up to this many are opened per engine call. */
     static final int CHUNKS_PER_READ = 4;
 
-    private final CiphertextSource source;
+    private final CiphertextSource source; // null when reading from memory
+    private final ByteBuffer memory;       // the whole message in memory, or null
+    private ByteBuffer memoryWindow;       // memory[sealedPos, ...) for one engine call
+    private ByteBuffer dstView;            // the caller's array for that call
+    private byte[] dstViewArray;
     private final GcmStreams params;
     /**
      * Ciphertext read ahead. One byte beyond whole chunks: a full chunk can be opened only once
      * a byte after it shows it is not the final one, and with that byte in the buffer a full
      * buffer opens all its chunks and carries one byte over, instead of a whole chunk.
      */
-    private final byte[] sealed = new byte[CHUNKS_PER_READ * SEALED_CHUNK_SIZE + 1];
+    private final byte[] sealed;
     private int sealedPos;   // sealed[sealedPos, sealedLimit): ciphertext not yet opened
     private int sealedLimit;
     private boolean sourceEnded;
@@ -65,6 +69,19 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
 
     GcmInputStream(CiphertextSource source, GcmStreams params) {
         this.source = source;
+        this.memory = null;
+        this.sealed = new byte[CHUNKS_PER_READ * SEALED_CHUNK_SIZE + 1];
+        this.params = params;
+    }
+
+    /** Over a message held in memory: chunks are opened straight from it, with no copy. */
+    GcmInputStream(ByteBuffer message, GcmStreams params) {
+        this.source = null;
+        this.memory = message.slice();
+        this.memoryWindow = memory.duplicate();
+        this.sealed = new byte[0]; // nothing is copied
+        this.sealedLimit = memory.limit();
+        this.sourceEnded = true;
         this.params = params;
     }
 
@@ -204,7 +221,9 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
                 throw fail(new StreamAuthenticationException("the message has more than 2^38 chunks, the format's limit:"
                         + " it is not a valid message", nextChunk));
             }
-            int opened = cipher.openChunks(baseNonce, nextChunk, sealed, sealedPos, count, dst, off);
+            int opened = memory != null
+                    ? cipher.openChunks(baseNonce, nextChunk, window(count * SEALED_CHUNK_SIZE), view(dst, off, count * CHUNK_SIZE))
+                    : cipher.openChunks(baseNonce, nextChunk, sealed, sealedPos, count, dst, off);
             sealedPos += opened * SEALED_CHUNK_SIZE;
             nextChunk += opened;
             if (opened < count) {
@@ -230,7 +249,9 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         Cobblestone.chunkNonce(baseNonce, nextChunk, nonce);
         int n;
         try {
-            n = cipher.open(nonce, null, sealed, sealedPos, available, dst, off);
+            n = memory != null
+                    ? cipher.open(nonce, null, window(available), view(dst, off, available - TAG_LENGTH))
+                    : cipher.open(nonce, null, sealed, sealedPos, available, dst, off);
         } catch (AEADBadTagException e) {
             throw fail(chunkFailed(nextChunk));
         }
@@ -238,6 +259,22 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         nextChunk++;
         finished = true;
         return n;
+    }
+
+    /** {@code length} bytes of the in-memory message from {@link #sealedPos}. */
+    private ByteBuffer window(int length) {
+        memoryWindow.limit(sealedPos + length).position(sealedPos);
+        return memoryWindow;
+    }
+
+    /** A reusable ByteBuffer over the caller's array (no allocation while the array stays the same). */
+    private ByteBuffer view(byte[] b, int off, int len) {
+        if (dstViewArray != b) {
+            dstView = ByteBuffer.wrap(b);
+            dstViewArray = b;
+        }
+        dstView.limit(off + len).position(off);
+        return dstView;
     }
 
     private StreamAuthenticationException chunkFailed(long chunk) {
@@ -280,10 +317,15 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             throw fail(new StreamAuthenticationException("truncated message: " + available + " bytes, shorter than the "
                     + HEADER_LENGTH + "-byte header (salt and key commitment)", -1));
         }
-        byte[] salt = Arrays.copyOfRange(sealed, sealedPos, sealedPos + SALT_LENGTH);
-        Cobblestone.MessageKeys keys = params.derive(salt);
+        byte[] header = new byte[HEADER_LENGTH];
+        if (memory != null) {
+            memory.get(sealedPos, header);
+        } else {
+            System.arraycopy(sealed, sealedPos, header, 0, HEADER_LENGTH);
+        }
+        Cobblestone.MessageKeys keys = params.derive(Arrays.copyOf(header, SALT_LENGTH));
         try {
-            if (!keys.commitmentMatches(sealed, sealedPos + SALT_LENGTH)) {
+            if (!keys.commitmentMatches(header, SALT_LENGTH)) {
                 throw fail(new StreamAuthenticationException("the key commitment does not match: wrong key or context,"
                         + " or a modified header; no chunk was decrypted", -1));
             }
@@ -318,7 +360,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         }
         closed = true;
         Closer closer = new Closer();
-        if (params.closeUnderlying()) {
+        if (params.closeUnderlying() && source != null) {
             closer.run(source::close);
         }
         if (cipher != null) {

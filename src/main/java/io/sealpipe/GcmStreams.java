@@ -6,6 +6,7 @@ import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Engines;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.channels.WritableByteChannel;
@@ -93,6 +94,17 @@ public final class GcmStreams implements Destroyable {
     public GcmInputStream decrypt(ReadableByteChannel in) {
         Objects.requireNonNull(in, "in");
         return new GcmInputStream(CiphertextSource.of(in), this);
+    }
+
+    /**
+     * Decrypts and verifies the message held in memory between {@code in}'s position and its
+     * limit (a {@code FileChannel.map} region, a received block): chunks are opened straight
+     * from the buffer into the reader's array, with no copy in between. {@code in}'s own
+     * position and limit are left alone; its content must not change while the stream is in use.
+     */
+    public GcmInputStream decrypt(ByteBuffer in) {
+        Objects.requireNonNull(in, "in");
+        return new GcmInputStream(in, this);
     }
 
     /**

@@ -78,6 +78,16 @@ class GcmRoundTripTest {
                 assertArrayEquals(plain, in.readAllBytes(), "streaming, key " + keyLength);
                 assertEquals(-1, in.read());
             }
+            ByteBuffer direct = ByteBuffer.allocateDirect(sealed.length + 7).position(7);
+            direct.put(sealed).position(7);
+            for (ByteBuffer memory : new ByteBuffer[] {ByteBuffer.wrap(sealed), direct,
+                    ByteBuffer.wrap(sealed).asReadOnlyBuffer()}) {
+                try (GcmInputStream in = gcm.decrypt(memory)) {
+                    assertArrayEquals(plain, in.readAllBytes(), "from memory " + memory + ", key " + keyLength);
+                    assertEquals(-1, in.read());
+                }
+                assertEquals(memory == direct ? 7 : 0, memory.position(), "the caller's buffer keeps its position");
+            }
             Path file = dir.resolve("m" + keyLength + ".enc");
             Files.write(file, sealed);
             try (GcmSeekableChannel ch = gcm.open(FileChannel.open(file, StandardOpenOption.READ))) {

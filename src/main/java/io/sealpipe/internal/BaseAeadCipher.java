@@ -144,8 +144,7 @@ public abstract class BaseAeadCipher implements AeadCipher {
     protected void engineSealChunks(byte[] baseNonce, long firstChunk, Object in, int inOffset, int count, Object out,
             int outOffset) {
         for (int i = 0; i < count; i++) {
-            nonceOfChunk(baseNonce, firstChunk + i);
-            engineSeal(chunkNonce, null, in, inOffset + i * CHUNK_SIZE, CHUNK_SIZE, out, outOffset + i * SEALED_CHUNK_SIZE);
+            engineSeal(nonceOfChunk(baseNonce, firstChunk + i), null, in, inOffset + i * CHUNK_SIZE, CHUNK_SIZE, out, outOffset + i * SEALED_CHUNK_SIZE);
         }
     }
 
@@ -153,9 +152,8 @@ public abstract class BaseAeadCipher implements AeadCipher {
     protected int engineOpenChunks(byte[] baseNonce, long firstChunk, Object in, int inOffset, int count, Object out,
             int outOffset) {
         for (int i = 0; i < count; i++) {
-            nonceOfChunk(baseNonce, firstChunk + i);
             try {
-                engineOpen(chunkNonce, null, in, inOffset + i * SEALED_CHUNK_SIZE, SEALED_CHUNK_SIZE, out,
+                engineOpen(nonceOfChunk(baseNonce, firstChunk + i), null, in, inOffset + i * SEALED_CHUNK_SIZE, SEALED_CHUNK_SIZE, out,
                         outOffset + i * CHUNK_SIZE);
             } catch (AEADBadTagException e) {
                 return i;
@@ -164,11 +162,13 @@ public abstract class BaseAeadCipher implements AeadCipher {
         return count;
     }
 
-    private void nonceOfChunk(byte[] baseNonce, long index) {
+    /** The nonce of chunk {@code index} (base nonce XOR the big-endian index), in an array reused by every call. */
+    protected final byte[] nonceOfChunk(byte[] baseNonce, long index) {
         System.arraycopy(baseNonce, 0, chunkNonce, 0, NONCE_LENGTH);
         for (int i = 0; i < 8; i++) {
             chunkNonce[NONCE_LENGTH - 1 - i] ^= (byte) (index >>> (8 * i));
         }
+        return chunkNonce;
     }
 
     @Override

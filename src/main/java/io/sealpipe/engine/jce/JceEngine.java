@@ -378,6 +378,49 @@ public final class JceEngine implements CryptoEngine {
             }
         }
 
+        /**
+         * Whole chunks of the chunked format, one {@code doFinal} each: a chunk fits one call, and
+         * SunJCE's {@code update} path copies a decryption's input into a growing buffer first.
+         */
+        @Override
+        protected void engineSealChunks(byte[] baseNonce, long firstChunk, Object in, int inOffset, int count,
+                Object out, int outOffset) {
+            if (!(in instanceof byte[] inArray && out instanceof byte[] outArray)) {
+                super.engineSealChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+                return;
+            }
+            try {
+                for (int i = 0; i < count; i++) {
+                    start(cipher, Cipher.ENCRYPT_MODE, nonceOfChunk(baseNonce, firstChunk + i), null);
+                    cipher.doFinal(inArray, inOffset + i * CHUNK_SIZE, CHUNK_SIZE, outArray, outOffset + i * SEALED_CHUNK_SIZE);
+                }
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException(this + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        protected int engineOpenChunks(byte[] baseNonce, long firstChunk, Object in, int inOffset, int count,
+                Object out, int outOffset) {
+            if (!(in instanceof byte[] inArray && out instanceof byte[] outArray)) {
+                return super.engineOpenChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+            }
+            for (int i = 0; i < count; i++) {
+                start(cipher, Cipher.DECRYPT_MODE, nonceOfChunk(baseNonce, firstChunk + i), null);
+                try {
+                    cipher.doFinal(inArray, inOffset + i * SEALED_CHUNK_SIZE, SEALED_CHUNK_SIZE, outArray,
+                            outOffset + i * CHUNK_SIZE);
+                } catch (AEADBadTagException e) {
+                    Arrays.fill(outArray, outOffset + i * CHUNK_SIZE, outOffset + (i + 1) * CHUNK_SIZE, (byte) 0);
+                    return i;
+                } catch (GeneralSecurityException e) {
+                    Arrays.fill(outArray, outOffset + i * CHUNK_SIZE, outOffset + (i + 1) * CHUNK_SIZE, (byte) 0);
+                    throw new IllegalStateException(this + ": " + e.getMessage(), e);
+                }
+            }
+            return count;
+        }
+
         @Override
         protected int engineSeal(byte[] nonce, byte[] aad, Object in, int inOffset, int length, Object out,
                 int outOffset) {

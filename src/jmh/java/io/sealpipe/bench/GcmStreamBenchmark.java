@@ -1,0 +1,313 @@
+package io.sealpipe.bench;
+
+import com.google.crypto.tink.subtle.AesGcmHkdfStreaming;
+import io.sealpipe.GcmStreams;
+import io.sealpipe.engine.AeadCipher;
+import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.Engines;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.security.GeneralSecurityException;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import javax.crypto.Cipher;
+import javax.crypto.spec.GCMParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Cobblestone-256 streams ({@link GcmStreams}, c2sp.org/chunked-encryption with AES-256-GCM) on
+ * each engine, side by side in one run with the raw AES-256-GCM call they are built on, Tink's
+ * streaming AEAD and SunJCE GCM.
+ *
+ * <p>One operation is one application {@code write} of {@code size} bytes to a long-lived
+ * encrypting stream ({@link #encrypt()}), or reading {@code size} bytes from a decrypting stream
+ * ({@link #decrypt()}). The sink only counts. The decrypting streams read a message of
+ * {@value #MESSAGE_SIZE} bytes (it stays in the 32 MiB L3 cache) held in an array, through an
+ * unsynchronized source that copies like any source; at its end the stream is closed and a new
+ * one opened on the same message, which costs its header check and buffers once per
+ * {@value #MESSAGE_SIZE} bytes (counted in the figures, allocation included).
+ *
+ * <p>{@code impl}:
+ * <ul>
+ *   <li>{@code openssl-jni}, {@code openssl-jna}, {@code jce}: sealpipe's {@code GcmStreams}
+ *       with a 32-byte key on that engine.
+ *   <li>{@code openssl-jni-mapped}: as {@code openssl-jni}, but the decrypting stream reads the
+ *       message from a direct ByteBuffer ({@code GcmStreams.decrypt(ByteBuffer)}, as a
+ *       {@code FileChannel.map} region gives): chunks are opened straight from it, no copy.
+ *   <li>{@code raw-openssl-jni}: no stream, the openssl-jni engine's {@code AeadCipher.seal} /
+ *       {@code open} of 16 KiB messages (a fresh nonce per seal), {@code size / 16384} per
+ *       operation: the work of {@code openssl speed -evp aes-256-gcm -bytes 16384}, through our
+ *       own JNI call.
+ *   <li>{@code tink}: Tink 1.15's {@code AesGcmHkdfStreaming} with the parameters of its
+ *       {@code AES256_GCM_HKDF_1MB} template (HKDF-SHA256, 32-byte key, 1 MiB segments).
+ *   <li>{@code sunjce}: SunJCE {@code Cipher("AES/GCM/NoPadding")}, one {@code init} and
+ *       {@code doFinal} per 16 KiB piece (a fresh nonce per seal): a hand-made chunked format.
+ * </ul>
+ * The SunJCE-based impls (jce, tink, sunjce) are warmed in set-up with {@value #JCE_WARM_CALLS}
+ * 16 KiB GCM seals and opens before JMH's own warm-up, or they would measure the interpreter.
+ *
+ * <pre>
+ * mvn -Pjmh verify -Djmh.args="GcmStreamBenchmark -prof gc -rf json -rff target/jmh-gcm-stream.json"
+ * </pre>
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 5, time = 2, timeUnit = TimeUnit.SECONDS)
+@Measurement(iterations = 5, time = 2, timeUnit = TimeUnit.SECONDS)
+@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+public class GcmStreamBenchmark {
+    static final int MESSAGE_SIZE = 16 << 20;
+    static final int JCE_WARM_CALLS = 10_000;
+    private static final int CHUNK = 16384;
+
+    @Param({"openssl-jni", "openssl-jni-mapped", "openssl-jna", "jce", "raw-openssl-jni", "tink", "sunjce"})
+    public String impl;
+
+    @Param({"16384", "1048576"})
+    public int size;
+
+    private byte[] key;
+    private byte[] plain;
+    private byte[] dst;
+    private Fixtures.DiscardingSink sink;
+    private OutputStream out;
+    private byte[] message;      // the ciphertext the decrypting streams read
+    private ArraySource source;
+    private InputStream in;
+    private GcmStreams gcm;
+    private AesGcmHkdfStreaming tink;
+    private AeadCipher raw;
+    private Cipher sunjce;
+    private SecretKeySpec sunjceKey;
+    private final Fixtures.Nonces nonces = new Fixtures.Nonces();
+    private byte[] sealedChunk;  // one 16 KiB message sealed, for raw and sunjce opens
+    private byte[] sealedNonce;
+    private ByteBuffer mapped;   // openssl-jni-mapped: the message in a direct buffer
+
+    @Setup
+    public void setUp() throws IOException, GeneralSecurityException {
+        key = Fixtures.bytes(Fixtures.KEY_LENGTH, 1);
+        plain = Fixtures.bytes(size, 4);
+        dst = new byte[size];
+        sink = new Fixtures.DiscardingSink();
+        if (impl.equals("jce") || impl.equals("tink") || impl.equals("sunjce")) {
+            warmSunJce();
+        }
+        byte[] messagePlain = Fixtures.bytes(MESSAGE_SIZE, 5);
+        switch (impl) {
+            case "openssl-jni", "openssl-jni-mapped", "openssl-jna", "jce" -> {
+                gcm = GcmStreams.builder().key(key).engine(EngineKind.fromId(impl.replace("-mapped", "")))
+                        .closeUnderlying(false).build();
+                out = gcm.encrypt(sink);
+                message = encrypt(gcm::encrypt, messagePlain);
+            }
+            case "tink" -> {
+                tink = new AesGcmHkdfStreaming(key, "HmacSha256", 32, 1 << 20, 0);
+                out = tink.newEncryptingStream(sink, new byte[0]);
+                message = encrypt(o -> {
+                    try {
+                        return tink.newEncryptingStream(o, new byte[0]);
+                    } catch (GeneralSecurityException | IOException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }, messagePlain);
+            }
+            case "raw-openssl-jni", "sunjce" -> {
+                byte[] chunk = Arrays.copyOf(messagePlain, CHUNK);
+                sealedNonce = nonces.next().clone();
+                if (impl.equals("sunjce")) {
+                    sunjce = Cipher.getInstance("AES/GCM/NoPadding", "SunJCE");
+                    sunjceKey = new SecretKeySpec(key, "AES");
+                    sunjce.init(Cipher.ENCRYPT_MODE, sunjceKey, new GCMParameterSpec(128, sealedNonce));
+                    sealedChunk = sunjce.doFinal(chunk);
+                } else {
+                    raw = Engines.get(EngineKind.OPENSSL_JNI).newAesGcm(key);
+                    sealedChunk = new byte[CHUNK + 16];
+                    raw.seal(sealedNonce, null, chunk, 0, CHUNK, sealedChunk, 0);
+                }
+                verifyRawOpen(chunk);
+            }
+            default -> throw new IllegalArgumentException("unknown impl " + impl);
+        }
+        if (message != null) {
+            if (impl.endsWith("-mapped")) {
+                mapped = ByteBuffer.allocateDirect(message.length).put(message).flip();
+            }
+            source = new ArraySource(message);
+            in = newDecryptingStream();
+            byte[] back = newDecryptingStream().readAllBytes();
+            source.rewind();
+            if (!Arrays.equals(back, messagePlain)) {
+                throw new IllegalStateException(impl + ": the message does not decrypt to its plaintext");
+            }
+        }
+    }
+
+    private interface Encryptor {
+        OutputStream wrap(OutputStream o) throws IOException;
+    }
+
+    private static byte[] encrypt(Encryptor e, byte[] plain) throws IOException {
+        ByteArrayOutputStream sealed = new ByteArrayOutputStream(plain.length + plain.length / 100 + 1024);
+        try (OutputStream o = e.wrap(sealed)) {
+            o.write(plain);
+        }
+        return sealed.toByteArray();
+    }
+
+    private InputStream newDecryptingStream() throws IOException {
+        if (mapped != null) {
+            return gcm.decrypt(mapped);
+        }
+        try {
+            return tink != null ? tink.newDecryptingStream(source, new byte[0]) : gcm.decrypt(source);
+        } catch (GeneralSecurityException e) {
+            throw new IOException(e);
+        }
+    }
+
+    private void verifyRawOpen(byte[] chunk) throws GeneralSecurityException {
+        byte[] opened = new byte[CHUNK];
+        openChunk(opened, 0);
+        if (!Arrays.equals(opened, chunk)) {
+            throw new IllegalStateException(impl + ": the sealed chunk does not open to its plaintext");
+        }
+    }
+
+    private void warmSunJce() throws GeneralSecurityException {
+        Cipher c = Cipher.getInstance("AES/GCM/NoPadding", "SunJCE");
+        SecretKeySpec k = new SecretKeySpec(key, "AES");
+        byte[] in = new byte[CHUNK];
+        byte[] sealed = new byte[CHUNK + 16];
+        byte[] opened = new byte[CHUNK];
+        Fixtures.Nonces warmNonces = new Fixtures.Nonces();
+        long start = System.nanoTime();
+        for (int i = 0; i < JCE_WARM_CALLS; i++) {
+            byte[] nonce = warmNonces.next();
+            c.init(Cipher.ENCRYPT_MODE, k, new GCMParameterSpec(128, nonce));
+            c.doFinal(in, 0, CHUNK, sealed, 0);
+            c.init(Cipher.DECRYPT_MODE, k, new GCMParameterSpec(128, nonce));
+            c.doFinal(sealed, 0, sealed.length, opened, 0);
+        }
+        System.out.printf("SunJCE GCM warmed: %d x 16 KiB seal+open in %d ms%n", JCE_WARM_CALLS,
+                (System.nanoTime() - start) / 1_000_000);
+    }
+
+    @TearDown
+    public void tearDown() throws IOException {
+        if (out != null) {
+            out.close();
+        }
+        if (in != null) {
+            in.close();
+        }
+        if (raw != null) {
+            raw.close();
+        }
+    }
+
+    /** One application write of {@code size} bytes (or size / 16 KiB raw seals). */
+    @Benchmark
+    public long encrypt() throws IOException, GeneralSecurityException {
+        if (out != null) {
+            out.write(plain, 0, size);
+            return sink.count();
+        }
+        for (int off = 0; off < size; off += CHUNK) {
+            byte[] nonce = nonces.next();
+            if (raw != null) {
+                raw.seal(nonce, null, plain, off, CHUNK, sealedChunk, 0);
+            } else {
+                sunjce.init(Cipher.ENCRYPT_MODE, sunjceKey, new GCMParameterSpec(128, nonce));
+                sunjce.doFinal(plain, off, CHUNK, sealedChunk, 0);
+            }
+        }
+        return sealedChunk[0];
+    }
+
+    /** Reads {@code size} bytes (or opens size / 16 KiB raw messages). */
+    @Benchmark
+    public byte[] decrypt() throws IOException, GeneralSecurityException {
+        if (in == null) {
+            for (int off = 0; off < size; off += CHUNK) {
+                openChunk(dst, off);
+            }
+            return dst;
+        }
+        for (int done = 0; done < size; ) {
+            int n = in.read(dst, done, size - done);
+            if (n < 0) { // the end of the message: start it again with a new stream
+                in.close();
+                source.rewind();
+                in = newDecryptingStream();
+                continue;
+            }
+            done += n;
+        }
+        return dst;
+    }
+
+    private void openChunk(byte[] into, int off) throws GeneralSecurityException {
+        if (raw != null) {
+            raw.open(sealedNonce, null, sealedChunk, 0, sealedChunk.length, into, off);
+        } else {
+            sunjce.init(Cipher.DECRYPT_MODE, sunjceKey, new GCMParameterSpec(128, sealedNonce));
+            sunjce.doFinal(sealedChunk, 0, sealedChunk.length, into, off);
+        }
+    }
+
+    /** An unsynchronized InputStream over an array (ByteArrayInputStream's methods are synchronized). */
+    static final class ArraySource extends InputStream {
+        private final byte[] data;
+        private int pos;
+
+        ArraySource(byte[] data) {
+            this.data = data;
+        }
+
+        void rewind() {
+            pos = 0;
+        }
+
+        @Override
+        public int read() {
+            return pos < data.length ? data[pos++] & 0xff : -1;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+            if (len == 0) {
+                return 0;
+            }
+            if (pos == data.length) {
+                return -1;
+            }
+            int n = Math.min(len, data.length - pos);
+            System.arraycopy(data, pos, b, off, n);
+            pos += n;
+            return n;
+        }
+
+        @Override
+        public void close() {
+            // the array stays: the next stream reads it again
+        }
+    }
+}
