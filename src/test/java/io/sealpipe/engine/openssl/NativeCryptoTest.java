@@ -69,6 +69,35 @@ class NativeCryptoTest {
     }
 
     @Test
+    void chunkCallsAreChecked() {
+        int chunk = NativeCrypto.CHUNK_SIZE;
+        int sealed = chunk + NativeCrypto.GCM_TAG_LENGTH;
+        byte[] in = new byte[2 * sealed];
+        byte[] out = new byte[2 * sealed];
+        byte[] base = new byte[12];
+        assertMessage(IllegalArgumentException.class, "another mode",
+                () -> NativeCrypto.gcmSealChunks(ctr, base, 0, in, 0, 1, out, 0));
+        assertMessage(IllegalStateException.class, "handle is null",
+                () -> NativeCrypto.gcmOpenChunks(0, base, 0, in, 0, 1, out, 0));
+        assertMessage(NullPointerException.class, "base nonce is null",
+                () -> NativeCrypto.gcmSealChunks(gcm, null, 0, in, 0, 1, out, 0));
+        assertMessage(InvalidAlgorithmParameterException.class, "base nonce must be 12 bytes",
+                () -> NativeCrypto.gcmSealChunks(gcm, new byte[16], 0, in, 0, 1, out, 0));
+        assertMessage(IllegalArgumentException.class, "chunk count must be",
+                () -> NativeCrypto.gcmSealChunks(gcm, base, 0, in, 0, -1, out, 0));
+        assertMessage(IllegalArgumentException.class, "outside 0..2^38-1",
+                () -> NativeCrypto.gcmSealChunks(gcm, base, (1L << 38) - 1, in, 0, 2, out, 0));
+        assertMessage(IllegalArgumentException.class, "outside 0..2^38-1",
+                () -> NativeCrypto.gcmOpenChunks(gcm, base, -1, in, 0, 1, out, 0));
+        assertMessage(IndexOutOfBoundsException.class, "input: offset 0 and length 49152 out of bounds for size 32800",
+                () -> NativeCrypto.gcmSealChunks(gcm, base, 0, in, 0, 3, out, 0));
+        assertMessage(IllegalArgumentException.class, "overlap",
+                () -> NativeCrypto.gcmSealChunks(gcm, base, 0, in, 0, 1, in, 100));
+        assertMessage(IllegalArgumentException.class, "must be a byte[] or a direct ByteBuffer",
+                () -> NativeCrypto.gcmOpenChunks(gcm, base, 0, ByteBuffer.allocate(sealed), 0, 1, out, 0));
+    }
+
+    @Test
     void buffersAreChecked() {
         byte[] b = new byte[32];
         assertMessage(IndexOutOfBoundsException.class, "offset 30 and length 5 out of bounds for size 32",
