@@ -115,7 +115,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             if (len >= CHUNK_SIZE) {
                 n = openNext(b, off, len / CHUNK_SIZE); // straight into the caller's array
             } else {
-                plainPos = 0;
+                plainPos = plainLimit = 0; // nothing is buffered if openNext throws
                 plainLimit = openNext(plain, 0, 1);
                 n = plainLimit == 0 ? 0 : fromPlain(b, off, len);
                 if (n > 0) {
@@ -170,7 +170,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             if (finished) {
                 return -1;
             }
-            plainPos = 0;
+            plainPos = plainLimit = 0; // nothing is buffered if openNext throws
             plainLimit = openNext(plain, 0, 1);
             if (plainLimit > 0) {
                 return plainLimit;
@@ -189,8 +189,8 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             int k = (int) Math.min(n - skipped, plainLimit - plainPos);
             plainPos += k;
             skipped += k;
+            released += k; // counted as it goes: a later chunk may fail and throw
         }
-        released += skipped;
         return skipped;
     }
 
@@ -219,7 +219,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             int count = Math.min(maxChunks, (available - 1) / SEALED_CHUNK_SIZE);
             if (nextChunk + count >= MAX_CHUNKS) {
                 throw fail(new StreamAuthenticationException("the message has more than 2^38 chunks, the format's limit:"
-                        + " it is not a valid message", nextChunk));
+                        + " it is not a valid message", -1));
             }
             int opened = memory != null
                     ? cipher.openChunks(baseNonce, nextChunk, window(count * SEALED_CHUNK_SIZE), view(dst, off, count * CHUNK_SIZE))
@@ -237,14 +237,14 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         }
         // The ciphertext ends within the next sealed chunk: that is the final chunk.
         if (available == SEALED_CHUNK_SIZE) {
-            throw fail(new StreamAuthenticationException("truncated message: it ends after a full chunk (chunk "
-                    + nextChunk + "), so its short final chunk is missing", nextChunk));
+            throw fail(new StreamAuthenticationException("truncated message: it ends with a full chunk (chunk "
+                    + nextChunk + "), so its short final chunk is missing", -1));
         }
         if (available < TAG_LENGTH) {
             throw fail(new StreamAuthenticationException("truncated message: "
                     + (available == 0 ? "the final chunk is missing" : "only " + available + " bytes of chunk "
                     + nextChunk + ", less than its 16-byte tag") + " (after " + nextChunk * CHUNK_SIZE
-                    + " bytes of plaintext)", nextChunk));
+                    + " bytes of plaintext)", -1));
         }
         Cobblestone.chunkNonce(baseNonce, nextChunk, nonce);
         int n;

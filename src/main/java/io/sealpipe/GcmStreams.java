@@ -4,6 +4,7 @@ import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Engines;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -114,11 +115,23 @@ public final class GcmStreams implements Destroyable {
      *
      * @throws StreamAuthenticationException if the header is truncated or the commitment does
      *     not match (wrong key or context, or a modified header)
-     * @throws java.io.IOException if reading the channel fails
+     * @throws IOException if reading the channel fails (with {@code closeUnderlying}, the default,
+     *     {@code in} is closed when this throws)
      */
-    public GcmSeekableChannel open(SeekableByteChannel in) throws java.io.IOException {
+    public GcmSeekableChannel open(SeekableByteChannel in) throws IOException {
         Objects.requireNonNull(in, "in");
-        return new GcmSeekableChannel(in, this);
+        try {
+            return new GcmSeekableChannel(in, this);
+        } catch (IOException | RuntimeException e) {
+            if (closeUnderlying) { // the caller never gets a channel to close
+                try {
+                    in.close();
+                } catch (IOException closing) {
+                    e.addSuppressed(closing);
+                }
+            }
+            throw e;
+        }
     }
 
     public CryptoEngine engine() {

@@ -15,21 +15,29 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** The options {@code encrypt} and {@code decrypt} share, validated into key, IV and engine. */
+/**
+ * The options {@code encrypt} and {@code decrypt} share, validated into key, IV or context, and
+ * engine. Each check throws a {@link CommandLine.ParameterException} (exit 2) naming the option.
+ */
 final class CipherOptions {
 
     enum Mode {
+        /** c2sp.org/chunked-encryption (Cobblestone-128/256): authenticated, with a 56-byte header. */
+        gcm,
+        /** Hadoop's AES-CTR: no header, no integrity; needs an IV. */
         ctr;
     }
 
     @Spec(Spec.Target.MIXEE)
     CommandSpec spec;
 
-    @Option(names = "--mode", required = true, description = "Stream format: ${COMPLETION-CANDIDATES} "
-            + "(AES-CTR, byte-compatible with Hadoop and Commons Crypto; no integrity).")
+    @Option(names = "--mode", defaultValue = "gcm", description = "Stream format: gcm (default; authenticated chunked "
+            + "AES-GCM, c2sp.org/chunked-encryption) or ctr (AES-CTR, byte-compatible with Hadoop and Commons Crypto;"
+            + " no integrity).")
     Mode mode;
 
-    @Option(names = "--aes", required = true, paramLabel = "BITS", description = "Key size: 128 or 256.")
+    @Option(names = "--aes", defaultValue = "256", paramLabel = "BITS",
+            description = "Key size: 128 or 256 (default: ${DEFAULT-VALUE}); the key must be that long.")
     int aesBits;
 
     static final class KeySource {
@@ -43,8 +51,13 @@ final class CipherOptions {
     @ArgGroup(exclusive = true, multiplicity = "1")
     KeySource key;
 
-    @Option(names = "--iv-hex", paramLabel = "HEX", description = "The 16-byte IV (initial counter block) as hex; required for ctr.")
+    @Option(names = "--iv-hex", paramLabel = "HEX",
+            description = "ctr only, and required there: the 16-byte IV (initial counter block) as hex.")
     String ivHex;
+
+    @Option(names = "--context-hex", paramLabel = "HEX", description = "gcm only: bytes bound into the key derivation, as"
+            + " hex (default: none). Not stored in the output: decrypt needs the same context.")
+    String contextHex;
 
     @Option(names = "--engine", paramLabel = "E", defaultValue = "auto",
             description = "auto, openssl-jni, openssl-jna or jce (default: ${DEFAULT-VALUE}).")
@@ -60,10 +73,23 @@ final class CipherOptions {
         return new CommandLine.ParameterException(spec.commandLine(), message);
     }
 
+    /** Rejects options that belong to the other mode, before anything else is checked or read. */
+    void checkModeOptions() {
+        if (mode == Mode.gcm && ivHex != null) {
+            throw bad("--iv-hex is for --mode ctr only: gcm derives a fresh key and nonce for every message from a"
+                    + " random salt (gcm is the default mode; add --mode ctr for the Hadoop CTR format)");
+        }
+        if (mode == Mode.ctr && contextHex != null) {
+            throw bad("--context-hex is for --mode gcm only: the ctr format has no context");
+        }
+    }
+
     /** The key bytes, checked against --aes; the caller zeroes them. */
     byte[] keyBytes() {
         if (aesBits != 128 && aesBits != 256) {
-            throw bad("--aes must be 128 or 256, not " + aesBits);
+            throw bad(mode == Mode.gcm
+                    ? "--mode gcm takes --aes 128 or 256 (Cobblestone-128 or -256), not " + aesBits
+                    : "--aes must be 128 or 256, not " + aesBits);
         }
         byte[] bytes;
         if (key.hex != null) {
@@ -78,8 +104,10 @@ final class CipherOptions {
         if (bytes.length != aesBits / 8) {
             int n = bytes.length;
             java.util.Arrays.fill(bytes, (byte) 0);
+            boolean defaulted = !spec.commandLine().getParseResult().hasMatchedOption("--aes");
             throw bad("the key is " + n + " bytes but --aes " + aesBits + " needs " + aesBits / 8
-                    + (key.file != null ? " (--key-file holds raw bytes, not hex)" : ""));
+                    + (key.file != null ? " (--key-file holds raw bytes, not hex)" : "")
+                    + (defaulted && n == 16 ? " (--aes 256 is the default: add --aes 128 for a 16-byte key)" : ""));
         }
         return bytes;
     }
@@ -93,6 +121,11 @@ final class CipherOptions {
             throw bad("--iv-hex must be 16 bytes (32 hex digits), not " + iv.length);
         }
         return iv;
+    }
+
+    /** The gcm context: the bytes of --context-hex, or none. */
+    byte[] context() {
+        return contextHex == null ? new byte[0] : parseHex("--context-hex", contextHex);
     }
 
     CryptoEngine engine() {

@@ -1,15 +1,21 @@
 package io.sealpipe.cli;
 
 import io.sealpipe.CtrStreams;
+import io.sealpipe.GcmStreams;
+import io.sealpipe.StreamAuthenticationException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.Arrays;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
-/** {@code sealpipe encrypt} and {@code sealpipe decrypt}: one file or pipe through a stream. */
+/**
+ * {@code sealpipe encrypt} and {@code sealpipe decrypt}: one file or pipe through a stream, in
+ * the gcm format (the default) or Hadoop's ctr format.
+ */
 abstract class CryptCommand implements Callable<Integer> {
 
     @Mixin
@@ -17,25 +23,68 @@ abstract class CryptCommand implements Callable<Integer> {
 
     abstract boolean encrypting();
 
+    /** One stream format with its key: the layer that encrypt or decrypt puts over the data. */
+    record Codec(Function<OutputStream, OutputStream> encrypt, Function<InputStream, InputStream> decrypt,
+            Runnable destroy) {
+        static Codec of(GcmStreams gcm) {
+            return new Codec(gcm::encrypt, gcm::decrypt, gcm::destroy);
+        }
+
+        static Codec of(CtrStreams ctr) {
+            return new Codec(ctr::encrypt, ctr::decrypt, ctr::destroy);
+        }
+    }
+
     @Override
     public Integer call() throws IOException {
-        byte[] key = options.keyBytes();
-        CtrStreams streams;
-        try {
-            streams = CtrStreams.builder().key(key).iv(options.iv()).engine(options.engine()).build();
-        } finally {
-            Arrays.fill(key, (byte) 0);
-        }
+        options.checkModeOptions();
+        Codec codec = codec();
         try (InputStream rawIn = open(options.in); Io.Output output = create(options.out)) {
-            try (InputStream in = encrypting() ? rawIn : streams.decrypt(rawIn);
-                    OutputStream out = encrypting() ? streams.encrypt(output.stream) : output.stream) {
-                Io.copy(in, out);
+            Io.Gate sink = new Io.Gate(output.stream);
+            try {
+                transfer(rawIn, sink, codec, encrypting());
+            } catch (StreamAuthenticationException e) {
+                // The stream released only authenticated plaintext, all of it before the failure.
+                String where = !Io.isStd(options.out) ? options.out + " was left untouched"
+                        : sink.written() == 0 ? "nothing went to standard output"
+                        : "standard output got only the " + sink.written() + " authenticated bytes before it";
+                throw new IOException("cannot decrypt " + (Io.isStd(options.in) ? "standard input" : options.in) + ": "
+                        + e.getMessage() + "; " + where, e);
             }
             output.commit();
         } finally {
-            streams.destroy();
+            codec.destroy().run();
         }
         return Main.OK;
+    }
+
+    private Codec codec() {
+        byte[] key = options.keyBytes();
+        try {
+            if (options.mode == CipherOptions.Mode.gcm) {
+                return Codec.of(GcmStreams.builder().key(key).context(options.context()).engine(options.engine()).build());
+            }
+            return Codec.of(CtrStreams.builder().key(key).iv(options.iv()).engine(options.engine()).build());
+        } finally {
+            Arrays.fill(key, (byte) 0);
+        }
+    }
+
+    /**
+     * Copies {@code rawIn} through the codec into {@code sink}. After a failure nothing more
+     * reaches the sink: closing an encrypting layer normally ends the message, and a gcm message
+     * cut short by a failed read would then pass as a complete, shorter one.
+     */
+    static void transfer(InputStream rawIn, Io.Gate sink, Codec codec, boolean encrypting) throws IOException {
+        try (InputStream in = encrypting ? rawIn : codec.decrypt().apply(rawIn);
+                OutputStream out = encrypting ? codec.encrypt().apply(sink) : sink) {
+            try {
+                Io.copy(in, out);
+            } catch (Throwable t) {
+                sink.abort(); // before out.close() runs
+                throw t;
+            }
+        }
     }
 
     private static InputStream open(String path) throws IOException {
@@ -64,7 +113,9 @@ abstract class CryptCommand implements Callable<Integer> {
     }
 
     @Command(name = "decrypt", mixinStandardHelpOptions = true,
-            description = "Decrypt IN (or standard input) to OUT (or standard output).")
+            description = {"Decrypt IN (or standard input) to OUT (or standard output).",
+                "gcm: a file OUT appears only if the whole message authenticates; standard output may get the"
+                        + " authenticated plaintext before a failed chunk, never anything after it."})
     static final class Decrypt extends CryptCommand {
         @Override
         boolean encrypting() {

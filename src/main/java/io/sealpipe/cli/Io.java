@@ -93,6 +93,63 @@ final class Io {
         }
     }
 
+    /**
+     * Passes writes on to a stream until {@link #abort()}, then refuses them (closing still
+     * closes the stream). Laid under an encrypting layer so that, after a failure, closing that
+     * layer cannot write the end of its message.
+     */
+    static final class Gate extends OutputStream {
+        private final OutputStream out;
+        private boolean aborted;
+        private long written;
+
+        Gate(OutputStream out) {
+            this.out = out;
+        }
+
+        /** Refuses every later write and flush. */
+        void abort() {
+            aborted = true;
+        }
+
+        /** Bytes passed on so far. */
+        long written() {
+            return written;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            checkOpen();
+            out.write(b);
+            written++;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            checkOpen();
+            out.write(b, off, len);
+            written += len;
+        }
+
+        @Override
+        public void flush() throws IOException {
+            if (!aborted) {
+                out.flush();
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            out.close();
+        }
+
+        private void checkOpen() throws IOException {
+            if (aborted) {
+                throw new IOException("output abandoned after an earlier failure");
+            }
+        }
+    }
+
     /** Copies everything from in to out in large blocks. */
     static void copy(InputStream in, OutputStream out) throws IOException {
         byte[] buffer = new byte[COPY_BUFFER];
