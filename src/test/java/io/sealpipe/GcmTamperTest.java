@@ -275,6 +275,12 @@ class GcmTamperTest {
             new Pattern("direct ByteBuffers of 5000 from a seekable channel",
                     (gcm, sealed) -> gcm.decrypt(new MemoryChannel(sealed, true)),
                     GcmTamperTest::directBufferReads),
+            new Pattern("direct reads of 2 chunks + 9 from a direct buffer in memory",
+                    (gcm, sealed) -> gcm.decrypt(ByteBuffer.allocateDirect(sealed.length).put(sealed).flip()),
+                    (in, got, problems) -> arrayReads(in, 5, 2 * CHUNK + 9, got, problems)),
+            new Pattern("1000-byte reads from a heap buffer in memory",
+                    (gcm, sealed) -> gcm.decrypt(ByteBuffer.wrap(sealed)),
+                    (in, got, problems) -> arrayReads(in, 0, 1000, got, problems)),
             new Pattern("skip to the end", GcmTamperTest::fromStream, (in, got, problems) -> {
                 try {
                     while (in.skip(5000) > 0) {
