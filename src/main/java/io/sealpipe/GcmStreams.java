@@ -48,7 +48,7 @@ import javax.security.auth.Destroyable;
  *     in.transferTo(sink);                   // StreamAuthenticationException if tampered
  * }
  * try (GcmSeekableChannel ch = gcm.open(FileChannel.open(path))) {
- *     ch.read(1 << 30, buffer);              // decrypts and verifies only the chunks it touches
+ *     ch.read(buffer, 1L << 30);             // decrypts and verifies only the chunks it touches
  * }
  * }</pre>
  */
@@ -203,6 +203,10 @@ public final class GcmStreams implements Destroyable {
 
         /** The input key bytes (32 or 16), copied. */
         public Builder key(byte[] key) {
+            Objects.requireNonNull(key, "key");
+            if (key.length != 16 && key.length != 32) {
+                throw new IllegalArgumentException("key must be 16 or 32 bytes, not " + key.length);
+            }
             this.key = AesKey.copyOf(key);
             return this;
         }
