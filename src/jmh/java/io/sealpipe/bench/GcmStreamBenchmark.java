@@ -54,6 +54,11 @@ import org.openjdk.jmh.annotations.Warmup;
  *       {@code open} of 16 KiB messages (a fresh nonce per seal), {@code size / 16384} per
  *       operation: the work of {@code openssl speed -evp aes-256-gcm -bytes 16384}, through our
  *       own JNI call.
+ *   <li>{@code raw-openssl-jni-message}: as {@code raw-openssl-jni} for encryption; decryption
+ *       opens the next 16 KiB chunk of a {@value #MESSAGE_SIZE}-byte sealed message each time
+ *       ({@code AeadCipher.openChunks}, one chunk a call) instead of the same chunk again: the
+ *       stream's data, where it is, without the stream. The difference to {@code raw-openssl-jni}
+ *       is what reading fresh data from L3 instead of L1/L2 costs.
  *   <li>{@code tink}: Tink 1.15's {@code AesGcmHkdfStreaming} with the parameters of its
  *       {@code AES256_GCM_HKDF_1MB} template (HKDF-SHA256, 32-byte key, 1 MiB segments).
  *   <li>{@code sunjce}: SunJCE {@code Cipher("AES/GCM/NoPadding")}, one {@code init} and
@@ -77,7 +82,8 @@ public class GcmStreamBenchmark {
     static final int JCE_WARM_CALLS = 10_000;
     private static final int CHUNK = 16384;
 
-    @Param({"openssl-jni", "openssl-jni-mapped", "openssl-jna", "jce", "raw-openssl-jni", "tink", "sunjce"})
+    @Param({"openssl-jni", "openssl-jni-mapped", "openssl-jna", "jce", "raw-openssl-jni", "raw-openssl-jni-message",
+            "tink", "sunjce"})
     public String impl;
 
     @Param({"16384", "1048576"})
@@ -100,6 +106,10 @@ public class GcmStreamBenchmark {
     private byte[] sealedChunk;  // one 16 KiB message sealed, for raw and sunjce opens
     private byte[] sealedNonce;
     private ByteBuffer mapped;   // openssl-jni-mapped: the message in a direct buffer
+    private byte[] sealedMessage; // raw-openssl-jni-message: MESSAGE_SIZE bytes as sealed chunks
+    private byte[] baseNonce;
+    private int messageChunks;
+    private int nextChunk;
 
     @Setup
     public void setUp() throws IOException, GeneralSecurityException {
@@ -129,7 +139,7 @@ public class GcmStreamBenchmark {
                     }
                 }, messagePlain);
             }
-            case "raw-openssl-jni", "sunjce" -> {
+            case "raw-openssl-jni", "raw-openssl-jni-message", "sunjce" -> {
                 byte[] chunk = Arrays.copyOf(messagePlain, CHUNK);
                 sealedNonce = nonces.next().clone();
                 if (impl.equals("sunjce")) {
@@ -143,6 +153,12 @@ public class GcmStreamBenchmark {
                     raw.seal(sealedNonce, null, chunk, 0, CHUNK, sealedChunk, 0);
                 }
                 verifyRawOpen(chunk);
+                if (impl.endsWith("-message")) {
+                    messageChunks = MESSAGE_SIZE / CHUNK;
+                    baseNonce = Fixtures.bytes(12, 6);
+                    sealedMessage = new byte[messageChunks * (CHUNK + 16)];
+                    raw.sealChunks(baseNonce, 0, messagePlain, 0, messageChunks, sealedMessage, 0);
+                }
             }
             default -> throw new IllegalArgumentException("unknown impl " + impl);
         }
@@ -265,7 +281,12 @@ public class GcmStreamBenchmark {
     }
 
     private void openChunk(byte[] into, int off) throws GeneralSecurityException {
-        if (raw != null) {
+        if (sealedMessage != null) {
+            if (raw.openChunks(baseNonce, nextChunk, sealedMessage, nextChunk * (CHUNK + 16), 1, into, off) != 1) {
+                throw new IllegalStateException("chunk " + nextChunk + " of the sealed message failed");
+            }
+            nextChunk = nextChunk + 1 == messageChunks ? 0 : nextChunk + 1;
+        } else if (raw != null) {
             raw.open(sealedNonce, null, sealedChunk, 0, sealedChunk.length, into, off);
         } else {
             sunjce.init(Cipher.DECRYPT_MODE, sunjceKey, new GCMParameterSpec(128, sealedNonce));
