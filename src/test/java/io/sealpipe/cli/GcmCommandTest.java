@@ -112,6 +112,20 @@ class GcmCommandTest {
         assertNoTemporaryFiles();
     }
 
+    /** Each option appears once in the help (picocli before 4.7.7 listed argument-group options twice). */
+    @Test
+    void helpListsEveryOptionOnce() {
+        for (String command : new String[] {"encrypt", "decrypt"}) {
+            StringWriter out = new StringWriter();
+            assertEquals(0, Main.run(new String[] {command, "--help"}, new PrintWriter(out), new PrintWriter(new StringWriter())));
+            String help = out.toString();
+            for (String option : new String[] {"--key-hex=HEX ", "--key-file=PATH ", "--context-hex=HEX ", "--iv-hex=HEX "}) {
+                long lines = help.lines().filter(line -> line.startsWith("      " + option)).count(); // option list only
+                assertEquals(1, lines, command + " --help lists " + option.trim() + " " + lines + " times:\n" + help);
+            }
+        }
+    }
+
     @Test
     void aes128WithContextRoundTrip() throws Exception {
         byte[] plain = random(1, 5 * CHUNK + 77);
