@@ -40,6 +40,11 @@ abstract class CiphertextSource implements AutoCloseable {
         return false;
     }
 
+    /** Whether the ciphertext is in memory, decrypted from there without a copy. */
+    boolean inMemory() {
+        return false;
+    }
+
     /** Moves to a position of the wrapped channel. */
     void seek(long position) throws IOException {
         throw new UnsupportedOperationException("seek needs a seekable source: build the stream over a SeekableByteChannel");
@@ -242,6 +247,11 @@ abstract class CiphertextSource implements AutoCloseable {
         BufferSource(ByteBuffer in) {
             this.data = in.slice();
             this.cursor = data.duplicate();
+        }
+
+        @Override
+        boolean inMemory() {
+            return true;
         }
 
         @Override

@@ -22,7 +22,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * of its own from a small pool); everything else is for one thread at a time.
  *
  * <p>Large reads are read into the caller's array and decrypted there; small reads are served
- * from a buffer. <b>CTR detects no tampering</b>: a modified ciphertext decrypts to modified
+ * from a buffer. With {@link CtrStreams.Builder#parallelism parallelism} above 1, reads of 256
+ * KiB or more are decrypted by this thread and shared workers together, each on its own counter
+ * range (see {@link Parallelism}); {@code close()} waits for the workers. <b>CTR detects no tampering</b>: a modified ciphertext decrypts to modified
  * plaintext without an error.
  */
 public final class CryptoInputStream extends InputStream implements ReadableByteChannel {
@@ -39,6 +41,8 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
     private final int directRead;
     private final byte[] scratch = new byte[16];
     private final AesKey key; // this stream's own copy, for positioned-read ciphers; zeroed on close
+    private CtrJob job;          // large reads with workers (parallelism > 1), made at the first one
+    private CtrJob.Runner own;   // this stream's cipher as a runner of the job
     private final long streamOffset;
     private final long sourceStart; // source position holding stream position streamOffset
     private final ConcurrentLinkedQueue<PositionedCipher> positionedCiphers = new ConcurrentLinkedQueue<>();
@@ -92,7 +96,9 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         if (pos == limit) {
             if (len >= directRead) {
                 // Large read: decrypted straight into the caller's array.
-                int n = source.readDecrypted(cipher, b, off, len);
+                int n = len >= CtrJob.MIN_RUN && params.parallelism() > 1 && !source.inMemory()
+                        ? readWide(b, off, len)
+                        : source.readDecrypted(cipher, b, off, len);
                 if (n < 0) {
                     return -1;
                 }
@@ -131,6 +137,26 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         dst.put(buffer, pos, n);
         pos += n;
         position += n;
+        return n;
+    }
+
+    /**
+     * A large read with workers: the ciphertext is read into the caller's array and, if the
+     * source gave enough of it, decrypted there in parts, each on its own counter range.
+     */
+    private int readWide(byte[] b, int off, int len) throws IOException {
+        int n = source.read(b, off, len);
+        if (n < CtrJob.MIN_RUN) {
+            if (n > 0) {
+                cipher.update(b, off, n, b, off);
+            }
+            return n;
+        }
+        if (job == null) {
+            job = params.newJob(key);
+            own = new CtrJob.Runner(cipher);
+        }
+        job.run(own, position, b, off, n, b, off);
         return n;
     }
 
@@ -285,6 +311,11 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         Closer closer = new Closer();
         if (params.closeUnderlying()) {
             closer.run(source::close);
+        }
+        if (job != null) {
+            for (CtrJob.Runner r : job.shutdownAndDrain()) { // waits for the workers first
+                closer.run(r.cipher::close);
+            }
         }
         closer.run(cipher::close);
         for (PositionedCipher c; (c = positionedCiphers.poll()) != null; ) {

@@ -19,14 +19,25 @@ import java.nio.channels.WritableByteChannel;
  * stream (unless {@code closeUnderlying(false)}), frees the cipher and zeroes the buffer, even if
  * a step fails; it is idempotent. After a failed write the stream refuses further writes.
  * Not thread-safe.
+ *
+ * <p>With {@link CtrStreams.Builder#parallelism parallelism} above 1, writes of 256 KiB or more
+ * are encrypted by this thread and shared workers together, each on its own counter range (see
+ * {@link Parallelism}); the bytes are the same. {@code close()} waits for the workers.
  */
 public final class CryptoOutputStream extends OutputStream implements WritableByteChannel {
     /** Writes shorter than this are copied and encrypted later together (per-call cost). */
     private static final int SMALL_WRITE = 256;
+    /** The buffer of large writes with workers. */
+    private static final int WIDE_BUFFER = 1 << 20;
 
     private final CiphertextSink sink;
     private final StreamCipher cipher;
     private final boolean closeUnderlying;
+    private final CtrStreams params;
+    private AesKey key;         // kept for the workers' ciphers until they are made (parallelism > 1)
+    private CtrJob job;         // large writes with workers, made at the first one
+    private CtrJob.Runner own;  // this stream's cipher as a runner of the job
+    private byte[] wide;        // where large writes are encrypted to, with workers
     private final byte[] buffer;
     private int encrypted; // buffer[0, encrypted): ciphertext waiting to be written
     private int filled;    // buffer[encrypted, filled): plaintext waiting to be encrypted
@@ -40,11 +51,16 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
         this.closeUnderlying = params.closeUnderlying();
         this.buffer = new byte[params.bufferSize()];
         this.position = params.streamOffset();
-        AesKey key = params.keyCopy();
+        this.params = params;
+        AesKey copy = params.keyCopy();
         try {
-            this.cipher = params.newCipher(key, position);
+            this.cipher = params.newCipher(copy, position);
         } finally {
-            key.destroy(); // the engine keeps its own copy in the cipher context
+            if (params.parallelism() > 1) {
+                key = copy;
+            } else {
+                copy.destroy(); // the engine keeps its own copy in the cipher context
+            }
         }
     }
 
@@ -73,6 +89,10 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
                 position += len;
                 return;
             }
+            if (len >= CtrJob.MIN_RUN && (key != null || job != null)) {
+                writeWide(b, off, len);
+                return;
+            }
             encryptPending();
             while (len > 0) {
                 int n = Math.min(len, buffer.length - filled);
@@ -88,6 +108,29 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
             }
         } catch (IOException | RuntimeException e) {
             throw fail(e);
+        }
+    }
+
+    /**
+     * A large write with workers: encrypted from the caller's array into a 1 MiB buffer in
+     * parts, each on its own counter range, then passed on.
+     */
+    private void writeWide(byte[] b, int off, int len) throws IOException {
+        drain();
+        if (job == null) {
+            job = params.newJob(key);
+            key.destroy();
+            key = null;
+            own = new CtrJob.Runner(cipher);
+            wide = new byte[WIDE_BUFFER];
+        }
+        while (len > 0) {
+            int n = Math.min(len, wide.length);
+            job.run(own, position, b, off, n, wide, 0);
+            sink.write(wide, 0, n);
+            position += n;
+            off += n;
+            len -= n;
         }
     }
 
@@ -148,6 +191,15 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
                     sink.flush();
                 }
             });
+        }
+        if (job != null) {
+            for (CtrJob.Runner r : job.shutdownAndDrain()) { // waits for the workers first
+                closer.run(r.cipher::close);
+            }
+            CtrStreams.zero(wide);
+        }
+        if (key != null) {
+            key.destroy();
         }
         if (closeUnderlying) {
             closer.run(sink::close);

@@ -13,7 +13,9 @@ import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.security.GeneralSecurityException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
 import javax.security.auth.Destroyable;
 
@@ -54,6 +56,7 @@ public final class CtrStreams implements Destroyable {
     private final int bufferSize;
     private final long streamOffset;
     private final boolean closeUnderlying;
+    private final int parallelism;
 
     private CtrStreams(Builder b) {
         this.key = AesKey.copyOf(b.key.bytes());
@@ -62,6 +65,7 @@ public final class CtrStreams implements Destroyable {
         this.bufferSize = b.bufferSize;
         this.streamOffset = b.streamOffset;
         this.closeUnderlying = b.closeUnderlying;
+        this.parallelism = b.parallelism;
     }
 
     public static Builder builder() {
@@ -121,6 +125,31 @@ public final class CtrStreams implements Destroyable {
         return closeUnderlying;
     }
 
+    /** How many threads (this one and shared workers) may work on one large read or write. */
+    public int parallelism() {
+        return parallelism;
+    }
+
+    /**
+     * A job for runs of at least {@link CtrJob#MIN_RUN} bytes with {@code parallelism - 1} helper
+     * ciphers keyed with {@code key}, or null with parallelism 1.
+     */
+    CtrJob newJob(AesKey key) {
+        if (parallelism == 1) {
+            return null;
+        }
+        List<CtrJob.Runner> helpers = new ArrayList<>();
+        try {
+            for (int i = 1; i < parallelism; i++) {
+                helpers.add(new CtrJob.Runner(newCipher(key, 0)));
+            }
+        } catch (RuntimeException e) {
+            helpers.forEach(r -> r.cipher.close());
+            throw e;
+        }
+        return new CtrJob(this, helpers, parallelism);
+    }
+
     byte[] iv() {
         return iv;
     }
@@ -170,7 +199,7 @@ public final class CtrStreams implements Destroyable {
     @Override
     public String toString() {
         return "CtrStreams(AES-" + key.length() * 8 + "-CTR on " + engine.kind() + ", buffer " + bufferSize
-                + ", stream offset " + streamOffset + ")";
+                + ", stream offset " + streamOffset + ", parallelism " + parallelism + ")";
     }
 
     /** Collects and validates the parameters; {@link #build()} checks everything once. */
@@ -181,6 +210,7 @@ public final class CtrStreams implements Destroyable {
         private int bufferSize = DEFAULT_BUFFER_SIZE;
         private long streamOffset;
         private boolean closeUnderlying = true;
+        private int parallelism = Parallelism.DEFAULT;
 
         private Builder() {}
 
@@ -241,6 +271,19 @@ public final class CtrStreams implements Destroyable {
         /** Whether closing a stream closes the wrapped stream or channel (default true). */
         public Builder closeUnderlying(boolean closeUnderlying) {
             this.closeUnderlying = closeUnderlying;
+            return this;
+        }
+
+        /**
+         * How many threads may encrypt or decrypt one large write or read (256 KiB or more): the
+         * stream's own and, above 1, shared daemon workers, each on its own counter range
+         * (default {@link Parallelism#DEFAULT}: the available processors, at most 8). The bytes
+         * are the same whatever the setting.
+         *
+         * @throws IllegalArgumentException if not 1..{@link Parallelism#MAX}
+         */
+        public Builder parallelism(int parallelism) {
+            this.parallelism = Parallelism.check(parallelism);
             return this;
         }
 

@@ -11,6 +11,7 @@ import static io.sealpipe.Cobblestone.TAG_LENGTH;
 import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.internal.Checks;
 import io.sealpipe.internal.Closer;
+import io.sealpipe.internal.ResourcePool;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -34,6 +35,11 @@ import javax.crypto.AEADBadTagException;
  *
  * <p>Errors of the wrapped stream pass through as they are and do not poison the stream. Not
  * thread-safe. For random access use {@link GcmSeekableChannel}.
+ *
+ * <p>With {@link GcmStreams.Builder#parallelism parallelism} above 1, once the message passed
+ * its first MiB, batches of chunks are read ahead and opened by this thread and shared workers
+ * together (see {@link Parallelism}); what a read returns is the same. {@code close()} waits for
+ * the workers.
  */
 public final class GcmInputStream extends InputStream implements ReadableByteChannel {
     /** Sealed chunks read ahead: up to this many are opened per engine call. */
@@ -50,11 +56,11 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
      * a byte after it shows it is not the final one, and with that byte in the buffer a full
      * buffer opens all its chunks and carries one byte over, instead of a whole chunk.
      */
-    private final byte[] sealed;
+    private byte[] sealed;
     private int sealedPos;   // sealed[sealedPos, sealedLimit): ciphertext not yet opened
     private int sealedLimit;
     private boolean sourceEnded;
-    private final byte[] plain = new byte[CHUNK_SIZE];
+    private byte[] plain = new byte[CHUNK_SIZE];
     private int plainPos;    // plain[plainPos, plainLimit): authenticated plaintext not yet returned
     private int plainLimit;
     private final byte[] nonce = new byte[NONCE_LENGTH];
@@ -66,6 +72,9 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     private StreamAuthenticationException failure;
     private boolean closed;
     private final byte[] one = new byte[1];
+    private byte[] messageKey;  // kept for the workers' ciphers until they are made (parallelism > 1)
+    private ResourcePool<AeadCipher> helperCiphers;
+    private ChunkJob job;       // opens batches with workers, once the message passed its first MiB
 
     GcmInputStream(CiphertextSource source, GcmStreams params) {
         this.source = source;
@@ -111,12 +120,13 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             if (finished) {
                 return -1;
             }
+            goParallelIfDue();
             int n;
-            if (len >= CHUNK_SIZE) {
+            if (len >= (job != null ? GcmParallelWriter.BATCH_CHUNKS : 1) * CHUNK_SIZE) {
                 n = openNext(b, off, len / CHUNK_SIZE); // straight into the caller's array
             } else {
                 plainPos = plainLimit = 0; // nothing is buffered if openNext throws
-                plainLimit = openNext(plain, 0, 1);
+                plainLimit = openNext(plain, 0, plain.length / CHUNK_SIZE);
                 n = plainLimit == 0 ? 0 : fromPlain(b, off, len);
                 if (n > 0) {
                     return n; // already counted by fromPlain
@@ -170,8 +180,9 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             if (finished) {
                 return -1;
             }
+            goParallelIfDue();
             plainPos = plainLimit = 0; // nothing is buffered if openNext throws
-            plainLimit = openNext(plain, 0, 1);
+            plainLimit = openNext(plain, 0, plain.length / CHUNK_SIZE);
             if (plainLimit > 0) {
                 return plainLimit;
             }
@@ -213,7 +224,8 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
      */
     private int openNext(byte[] dst, int off, int maxChunks) throws IOException {
         checkHeader();
-        int available = readSealed(SEALED_CHUNK_SIZE + 1);
+        int available = readSealed((job != null ? Math.min(maxChunks, GcmParallelWriter.BATCH_CHUNKS) : 1)
+                * SEALED_CHUNK_SIZE + 1);
         if (available > SEALED_CHUNK_SIZE) {
             // Ciphertext follows these full chunks, so none of them is the final chunk.
             int count = Math.min(maxChunks, (available - 1) / SEALED_CHUNK_SIZE);
@@ -221,9 +233,15 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
                 throw fail(new StreamAuthenticationException("the message has more than 2^38 chunks, the format's limit:"
                         + " it is not a valid message", -1));
             }
-            int opened = memory != null
+            int opened;
+            if (job != null && count > 1) {
+                job.startOpen(nextChunk, sealed, memory, sealedPos, count, dst, off);
+                opened = job.awaitOpen(cipher);
+            } else {
+                opened = memory != null
                     ? cipher.openChunks(baseNonce, nextChunk, window(count * SEALED_CHUNK_SIZE), view(dst, off, count * CHUNK_SIZE))
                     : cipher.openChunks(baseNonce, nextChunk, sealed, sealedPos, count, dst, off);
+            }
             sealedPos += opened * SEALED_CHUNK_SIZE;
             nextChunk += opened;
             if (opened < count) {
@@ -331,10 +349,39 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             }
             cipher = params.newCipher(keys.key);
             baseNonce = keys.baseNonce.clone();
+            messageKey = params.parallelism() > 1 ? keys.key.clone() : null;
         } finally {
             keys.destroy();
         }
         sealedPos += HEADER_LENGTH;
+    }
+
+    /**
+     * With parallelism above 1, once the message passed its first MiB and no plaintext is
+     * buffered: from here on batches of chunks are read ahead and opened by this thread and
+     * shared workers together. The plaintext returned is the same.
+     */
+    private void goParallelIfDue() {
+        if (messageKey == null || released < GcmOutputStream.PARALLEL_AFTER) {
+            return;
+        }
+        int helpers = params.parallelism() - 1;
+        helperCiphers = new ResourcePool<>(params.newCiphers(messageKey, helpers));
+        Arrays.fill(messageKey, (byte) 0);
+        messageKey = null;
+        job = new ChunkJob(helperCiphers, baseNonce, params.parallelism(), memory);
+        if (source != null) {
+            byte[] bigger = new byte[GcmParallelWriter.BATCH_CHUNKS * SEALED_CHUNK_SIZE + 1];
+            int pending = sealedLimit - sealedPos;
+            System.arraycopy(sealed, sealedPos, bigger, 0, pending);
+            Arrays.fill(sealed, (byte) 0);
+            sealed = bigger;
+            sealedPos = 0;
+            sealedLimit = pending;
+        }
+        Arrays.fill(plain, (byte) 0);
+        plain = new byte[GcmParallelWriter.BATCH_CHUNKS * CHUNK_SIZE];
+        plainPos = plainLimit = 0;
     }
 
     private StreamAuthenticationException fail(StreamAuthenticationException e) {
@@ -363,10 +410,20 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         if (params.closeUnderlying() && source != null) {
             closer.run(source::close);
         }
+        if (job != null) {
+            job.shutdown(); // waits for the workers
+            for (AeadCipher c : helperCiphers.drain()) {
+                closer.run(c::close);
+            }
+        }
         if (cipher != null) {
             closer.run(cipher::close);
         }
+        if (messageKey != null) {
+            Arrays.fill(messageKey, (byte) 0);
+        }
         Arrays.fill(plain, (byte) 0);
+        Arrays.fill(sealed, (byte) 0);
         if (baseNonce != null) {
             Arrays.fill(baseNonce, (byte) 0);
         }

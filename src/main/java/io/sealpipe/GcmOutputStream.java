@@ -11,6 +11,7 @@ import static io.sealpipe.Cobblestone.TAG_LENGTH;
 import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.internal.Checks;
 import io.sealpipe.internal.Closer;
+import io.sealpipe.internal.ResourcePool;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -33,14 +34,24 @@ import java.util.Arrays;
  * fails; it is idempotent. After a failed write the stream refuses further writes, and
  * {@code close()} does not end the message (it releases everything and rethrows the failure).
  * Not thread-safe.
+ *
+ * <p>With {@link GcmStreams.Builder#parallelism parallelism} above 1, once the message passes
+ * its first MiB, chunks are sealed in batches by this thread and shared workers together (see
+ * {@link Parallelism}); the bytes written are the same. {@code close()} waits for the workers.
  */
 public final class GcmOutputStream extends OutputStream implements WritableByteChannel {
     /** Sealed chunks gathered before they are passed on: up to this many per engine call. */
     static final int CHUNKS_PER_WRITE = 4;
 
+    /** Plaintext written before a stream with parallelism above 1 brings in workers. */
+    static final long PARALLEL_AFTER = 1 << 20;
+
     private final CiphertextSink sink;
     private final boolean closeUnderlying;
+    private final GcmStreams params;
     private final AeadCipher cipher;
+    private byte[] messageKey;        // kept for the workers' ciphers until they are made (parallelism > 1)
+    private GcmParallelWriter parallel; // the sealing once workers help, else null
     private final byte[] baseNonce;
     private final byte[] nonce = new byte[NONCE_LENGTH];
     private final byte[] plain = new byte[CHUNK_SIZE]; // the chunk being filled
@@ -56,12 +67,14 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
     GcmOutputStream(CiphertextSink sink, GcmStreams params) {
         this.sink = sink;
         this.closeUnderlying = params.closeUnderlying();
+        this.params = params;
         this.sealed = new byte[HEADER_LENGTH + CHUNKS_PER_WRITE * SEALED_CHUNK_SIZE];
         byte[] salt = params.newSalt();
         Cobblestone.MessageKeys keys = params.derive(salt);
         try {
             this.cipher = params.newCipher(keys.key);
             this.baseNonce = keys.baseNonce.clone();
+            this.messageKey = params.parallelism() > 1 ? keys.key.clone() : null;
             System.arraycopy(salt, 0, sealed, 0, SALT_LENGTH);
             System.arraycopy(keys.commitment, 0, sealed, SALT_LENGTH, Cobblestone.COMMITMENT_LENGTH);
             sealedLength = HEADER_LENGTH;
@@ -86,6 +99,11 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
         checkWritable();
         Checks.range("b", b, off, len);
         try {
+            if (goParallel(len)) {
+                parallel.write(b, off, len);
+                written += len;
+                return;
+            }
             while (len > 0) {
                 if (plainLength == 0 && len >= CHUNK_SIZE) {
                     // Whole chunks straight from the caller's array into the sealed buffer.
@@ -124,6 +142,11 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
         }
         checkWritable();
         try {
+            if (goParallel(n)) {
+                parallel.write(src);
+                written += n;
+                return n;
+            }
             while (src.hasRemaining()) { // a direct buffer: copied into the chunk being filled
                 int k = Math.min(src.remaining(), CHUNK_SIZE - plainLength);
                 src.get(plain, plainLength, k);
@@ -135,6 +158,29 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
             throw fail(e);
         }
         return n;
+    }
+
+    /**
+     * Whether this write goes to the parallel writer: with parallelism above 1, from the first
+     * MiB of plaintext on. The switch passes everything sealed so far on and hands the chunk
+     * being filled over, so the bytes written stay those of the sequential stream.
+     */
+    private boolean goParallel(long len) throws IOException {
+        if (parallel != null) {
+            return true;
+        }
+        if (messageKey == null || written + len < PARALLEL_AFTER) {
+            return false;
+        }
+        drain();
+        int helpers = 2 * (params.parallelism() - 1); // two batches may be sealed at once
+        ResourcePool<AeadCipher> pool = new ResourcePool<>(params.newCiphers(messageKey, helpers));
+        Arrays.fill(messageKey, (byte) 0);
+        messageKey = null;
+        parallel = new GcmParallelWriter(sink, cipher, pool, baseNonce, params.parallelism(), nextChunk, plain, plainLength);
+        Arrays.fill(plain, (byte) 0);
+        plainLength = 0;
+        return true;
     }
 
     /** A full chunk is never the final one (that is always shorter): seal it now. */
@@ -173,7 +219,11 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
     public void flush() throws IOException {
         checkWritable();
         try {
-            drain();
+            if (parallel != null) {
+                parallel.sealWholeChunks();
+            } else {
+                drain();
+            }
             sink.flush();
         } catch (IOException | RuntimeException e) {
             throw fail(e);
@@ -200,10 +250,16 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
                 throw new IOException("the message was not finished: an earlier write failed", failure);
             });
         }
+        if (parallel != null) {
+            parallel.close(closer); // waits for the workers first
+        }
         if (closeUnderlying) {
             closer.run(sink::close);
         }
         closer.run(cipher::close);
+        if (messageKey != null) {
+            Arrays.fill(messageKey, (byte) 0);
+        }
         Arrays.fill(plain, (byte) 0);
         Arrays.fill(sealed, (byte) 0);
         Arrays.fill(baseNonce, (byte) 0);
@@ -212,6 +268,11 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
     }
 
     private void finish() throws IOException {
+        if (parallel != null) {
+            parallel.finish();
+            sink.flush();
+            return;
+        }
         if (sealed.length - sealedLength < plainLength + TAG_LENGTH) {
             drain();
         }

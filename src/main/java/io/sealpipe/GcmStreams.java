@@ -13,6 +13,8 @@ import java.nio.channels.SeekableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
 import javax.security.auth.Destroyable;
@@ -59,6 +61,7 @@ public final class GcmStreams implements Destroyable {
     private final byte[] context;
     private final CryptoEngine engine;
     private final boolean closeUnderlying;
+    private final int parallelism;
     private final Consumer<byte[]> saltSource;
 
     private GcmStreams(Builder b) {
@@ -66,6 +69,7 @@ public final class GcmStreams implements Destroyable {
         this.context = b.context.clone();
         this.engine = b.engine != null ? b.engine : Engines.auto();
         this.closeUnderlying = b.closeUnderlying;
+        this.parallelism = b.parallelism;
         this.saltSource = b.saltSource;
     }
 
@@ -147,6 +151,28 @@ public final class GcmStreams implements Destroyable {
         return closeUnderlying;
     }
 
+    /** How many threads (this one and shared workers) may seal or open one stream's chunks. */
+    public int parallelism() {
+        return parallelism;
+    }
+
+    /**
+     * {@code count} more ciphers keyed with a message key, for workers; if one cannot be made,
+     * those made are closed and the failure is thrown.
+     */
+    List<AeadCipher> newCiphers(byte[] messageKey, int count) {
+        List<AeadCipher> ciphers = new ArrayList<>(count);
+        try {
+            for (int i = 0; i < count; i++) {
+                ciphers.add(newCipher(messageKey));
+            }
+        } catch (RuntimeException e) {
+            ciphers.forEach(AeadCipher::close);
+            throw e;
+        }
+        return ciphers;
+    }
+
     /** A fresh random salt (or, in tests, the injected one). */
     byte[] newSalt() {
         byte[] salt = new byte[Cobblestone.SALT_LENGTH];
@@ -182,7 +208,8 @@ public final class GcmStreams implements Destroyable {
 
     @Override
     public String toString() {
-        return "GcmStreams(" + formatName() + " on " + engine.kind() + ", context " + context.length + " bytes)";
+        return "GcmStreams(" + formatName() + " on " + engine.kind() + ", context " + context.length + " bytes, parallelism "
+                + parallelism + ")";
     }
 
     /** Collects and validates the parameters; {@link #build()} checks everything once. */
@@ -191,6 +218,7 @@ public final class GcmStreams implements Destroyable {
         private byte[] context = new byte[0];
         private CryptoEngine engine;
         private boolean closeUnderlying = true;
+        private int parallelism = Parallelism.DEFAULT;
         private Consumer<byte[]> saltSource = RANDOM::nextBytes;
 
         private Builder() {}
@@ -235,6 +263,19 @@ public final class GcmStreams implements Destroyable {
         /** Whether closing a stream closes the wrapped stream or channel (default true). */
         public Builder closeUnderlying(boolean closeUnderlying) {
             this.closeUnderlying = closeUnderlying;
+            return this;
+        }
+
+        /**
+         * How many threads may seal or open the chunks of one stream: the stream's own and, above
+         * 1, shared daemon workers (default {@link Parallelism#DEFAULT}: the available processors,
+         * at most 8). A stream works alone until its first MiB, so short messages never wait for
+         * a thread. The bytes written are the same whatever the setting.
+         *
+         * @throws IllegalArgumentException if not 1..{@link Parallelism#MAX}
+         */
+        public Builder parallelism(int parallelism) {
+            this.parallelism = Parallelism.check(parallelism);
             return this;
         }
 

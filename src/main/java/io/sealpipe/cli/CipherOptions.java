@@ -1,5 +1,6 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.Parallelism;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineSettings;
 import io.sealpipe.engine.Engines;
@@ -26,6 +27,13 @@ final class CipherOptions {
         gcm,
         /** Hadoop's AES-CTR: no header, no integrity; needs an IV. */
         ctr;
+    }
+
+    enum Compression {
+        /** No compression. */
+        none,
+        /** The Snappy framing format (x-snappy-framed), compressed before encryption. */
+        snappy;
     }
 
     @Spec(Spec.Target.MIXEE)
@@ -62,6 +70,16 @@ final class CipherOptions {
     @Option(names = "--engine", paramLabel = "E", defaultValue = "auto",
             description = "auto, openssl-jni, openssl-jna or jce (default: ${DEFAULT-VALUE}).")
     String engine;
+
+    @Option(names = "--compress", paramLabel = "ALGO", defaultValue = "none",
+            description = "none (default) or snappy: compress before encrypting (decrypt: decompress after decrypting),"
+                    + " in the standard Snappy framing format. Compression reveals the compressed length: do not put"
+                    + " secrets and attacker-chosen data in one stream.")
+    Compression compress;
+
+    @Option(names = "--threads", paramLabel = "N", description = "Threads working on the stream: 1.."
+            + Parallelism.MAX + " (default: the available processors, at most 8). The output is the same for every N.")
+    Integer threads;
 
     @Parameters(index = "0", arity = "0..1", paramLabel = "IN", description = "Input file (default or -: standard input).")
     String in;
@@ -121,6 +139,17 @@ final class CipherOptions {
             throw bad("--iv-hex must be 16 bytes (32 hex digits), not " + iv.length);
         }
         return iv;
+    }
+
+    /** The parallelism of --threads, or the default. */
+    int threads() {
+        if (threads == null) {
+            return Parallelism.DEFAULT;
+        }
+        if (threads < 1 || threads > Parallelism.MAX) {
+            throw bad("--threads must be 1.." + Parallelism.MAX + ", not " + threads);
+        }
+        return threads;
     }
 
     /** The gcm context: the bytes of --context-hex, or none. */

@@ -2,6 +2,7 @@ package io.sealpipe.cli;
 
 import io.sealpipe.CtrStreams;
 import io.sealpipe.GcmStreams;
+import io.sealpipe.SnappyStreams;
 import io.sealpipe.StreamAuthenticationException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -33,6 +34,12 @@ abstract class CryptCommand implements Callable<Integer> {
         static Codec of(CtrStreams ctr) {
             return new Codec(ctr::encrypt, ctr::decrypt, ctr::destroy);
         }
+
+        /** This codec with compression over it: compress, then encrypt; decrypt, then decompress. */
+        Codec compressedWith(SnappyStreams snappy) {
+            return new Codec(out -> snappy.compress(encrypt.apply(out)), in -> snappy.decompress(decrypt.apply(in)),
+                    destroy);
+        }
     }
 
     @Override
@@ -59,15 +66,24 @@ abstract class CryptCommand implements Callable<Integer> {
     }
 
     private Codec codec() {
+        int threads = options.threads();
         byte[] key = options.keyBytes();
+        Codec codec;
         try {
             if (options.mode == CipherOptions.Mode.gcm) {
-                return Codec.of(GcmStreams.builder().key(key).context(options.context()).engine(options.engine()).build());
+                codec = Codec.of(GcmStreams.builder().key(key).context(options.context()).engine(options.engine())
+                        .parallelism(threads).build());
+            } else {
+                codec = Codec.of(CtrStreams.builder().key(key).iv(options.iv()).engine(options.engine())
+                        .parallelism(threads).build());
             }
-            return Codec.of(CtrStreams.builder().key(key).iv(options.iv()).engine(options.engine()).build());
         } finally {
             Arrays.fill(key, (byte) 0);
         }
+        if (options.compress == CipherOptions.Compression.snappy) {
+            codec = codec.compressedWith(SnappyStreams.builder().parallelism(threads).build());
+        }
+        return codec;
     }
 
     /**

@@ -1,0 +1,279 @@
+package io.sealpipe;
+
+import static io.sealpipe.SnappyFraming.BLOCK_SIZE;
+import static io.sealpipe.SnappyFraming.CHUNK_HEADER;
+import static io.sealpipe.SnappyFraming.COMPRESSED;
+import static io.sealpipe.SnappyFraming.CRC_LENGTH;
+import static io.sealpipe.SnappyFraming.MAX_BODY;
+import static io.sealpipe.SnappyFraming.STREAM_HEADER;
+import static io.sealpipe.SnappyFraming.STREAM_IDENTIFIER;
+import static io.sealpipe.SnappyFraming.UNCOMPRESSED;
+
+import io.sealpipe.internal.Checks;
+import io.sealpipe.internal.Closer;
+import io.sealpipe.internal.ParallelJob;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.channels.ClosedChannelException;
+import java.util.Arrays;
+import java.util.zip.CRC32C;
+
+/**
+ * Decompresses a Snappy framed stream as it is read, checking the CRC-32C of every frame; made
+ * by {@link SnappyStreams#decompress}. Reads streams written by any framed-Snappy writer,
+ * including concatenated ones (a stream identifier may repeat) and padding or skippable chunks.
+ *
+ * <p>A stream that does not start with the stream identifier, ends inside a chunk, has a frame
+ * that is not valid Snappy, holds more than 64 KiB or fails its CRC, or uses a reserved chunk
+ * type that readers must not skip fails with an {@code IOException} naming the frame. An error
+ * of the wrapped stream (a {@link StreamAuthenticationException} of a decrypting one) passes
+ * through as it is. After a failure every read fails again, never a clean end of stream.
+ *
+ * <p>With parallelism above 1, the frames ahead are read and handed to shared workers to
+ * decompress, up to two per thread, while the reader is served the earlier ones in order.
+ * {@code close()} waits for the workers. Not thread-safe.
+ */
+public final class FramedSnappyInputStream extends InputStream {
+    private final InputStream in;
+    private final boolean closeUnderlying;
+    private final int helpers;
+    private final Frame[] frames;   // a ring: frames[oldest .. oldest + inFlight) are being decompressed
+    private int oldest;
+    private int inFlight;
+    private Frame current;          // the frame being served: current.out[pos, current.length)
+    private int pos;
+    private boolean sawIdentifier;
+    private boolean ended;          // the wrapped stream ended at a chunk boundary
+    private long nextFrame;
+    private long position;          // bytes of the wrapped stream consumed
+    private IOException failure;
+    private boolean closed;
+    private final byte[] chunkHeader = new byte[CHUNK_HEADER];
+    private final byte[] skipBuffer = new byte[512];
+    private final byte[] one = new byte[1];
+
+    /** One frame read ahead: its body as read, and its data once decompressed. */
+    private static final class Frame extends ParallelJob<Frame> {
+        final byte[] body = new byte[MAX_BODY];
+        final byte[] out = new byte[BLOCK_SIZE];
+        final CRC32C crc = new CRC32C();
+        int type;
+        int bodyLength;
+        long index;
+        int length;
+
+        @Override
+        protected void runPart(int part, Frame self) throws IOException {
+            length = SnappyFraming.decodeFrame(type, body, 0, bodyLength, out, 0, crc, index);
+        }
+
+        @Override
+        protected Frame acquire() {
+            return this;
+        }
+
+        @Override
+        protected void release(Frame self) {
+            // nothing to give back
+        }
+    }
+
+    FramedSnappyInputStream(InputStream in, SnappyStreams params) {
+        this.in = in;
+        this.closeUnderlying = params.closeUnderlying();
+        int parallelism = params.parallelism();
+        this.helpers = parallelism > 1 ? 1 : 0;
+        this.frames = new Frame[parallelism > 1 ? 2 * parallelism : 1];
+    }
+
+    @Override
+    public int read() throws IOException {
+        int n = read(one, 0, 1);
+        return n < 0 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+        checkReadable();
+        Checks.range("b", b, off, len);
+        if (len == 0) {
+            return 0;
+        }
+        while (current == null || pos == current.length) {
+            if (!nextFrame()) {
+                return -1;
+            }
+        }
+        int n = Math.min(len, current.length - pos);
+        System.arraycopy(current.out, pos, b, off, n);
+        pos += n;
+        return n;
+    }
+
+    @Override
+    public int available() throws IOException {
+        checkReadable();
+        return current == null ? 0 : current.length - pos;
+    }
+
+    /** Makes the next frame current; false at the end of the stream. */
+    private boolean nextFrame() throws IOException {
+        try {
+            current = null;
+            while (inFlight < frames.length && !ended) {
+                Frame f = frame((oldest + inFlight) % frames.length);
+                if (!readFrame(f)) {
+                    break;
+                }
+                f.start(1, helpers);
+                inFlight++;
+            }
+            if (inFlight == 0) {
+                return false;
+            }
+            Frame f = frames[oldest];
+            oldest = (oldest + 1) % frames.length;
+            inFlight--;
+            f.await(f); // decompresses it here if no worker has taken it
+            current = f;
+            pos = 0;
+            return true;
+        } catch (IOException | RuntimeException e) {
+            throw fail(e);
+        }
+    }
+
+    private Frame frame(int i) {
+        if (frames[i] == null) {
+            frames[i] = new Frame();
+        }
+        return frames[i];
+    }
+
+    /** Reads chunks up to the next data frame into {@code f}; false at the end of the stream. */
+    private boolean readFrame(Frame f) throws IOException {
+        while (true) {
+            int got = readUpTo(chunkHeader, 0, CHUNK_HEADER);
+            if (got == 0) {
+                if (!sawIdentifier) {
+                    throw new IOException("not a Snappy framed stream: it is empty (it must start with the stream identifier"
+                            + " chunk)");
+                }
+                ended = true;
+                return false;
+            }
+            if (got < CHUNK_HEADER) {
+                throw truncated("in a chunk header");
+            }
+            int type = chunkHeader[0] & 0xff;
+            int length = SnappyFraming.intLe(chunkHeader, 0) >>> 8;
+            if (!sawIdentifier && type != STREAM_IDENTIFIER) {
+                throw new IOException(String.format("not a Snappy framed stream: it starts with a chunk of type 0x%02x,"
+                        + " not the stream identifier (0xff \"sNaPpY\")", type));
+            }
+            if (type == STREAM_IDENTIFIER) {
+                checkIdentifier(length);
+                continue;
+            }
+            if (type == COMPRESSED || type == UNCOMPRESSED) {
+                if (length < CRC_LENGTH || length > MAX_BODY) {
+                    throw SnappyFraming.corrupt(nextFrame, "a body of " + length + " bytes (a data frame has "
+                            + CRC_LENGTH + ".." + MAX_BODY + ")");
+                }
+                if (readUpTo(f.body, 0, length) < length) {
+                    throw truncated("in frame " + nextFrame);
+                }
+                f.type = type;
+                f.bodyLength = length;
+                f.index = nextFrame++;
+                return true;
+            }
+            if (type <= 0x7f) {
+                throw new IOException(String.format("corrupt Snappy framed stream: a reserved unskippable chunk of type"
+                        + " 0x%02x after frame %d (a newer or different format?)", type, nextFrame - 1));
+            }
+            skip(length); // padding (0xfe) or a reserved skippable chunk (0x80..0xfd)
+        }
+    }
+
+    private void checkIdentifier(int length) throws IOException {
+        byte[] body = new byte[STREAM_HEADER.length - CHUNK_HEADER];
+        if (length != body.length || readUpTo(body, 0, body.length) < body.length
+                || !Arrays.equals(body, 0, body.length, STREAM_HEADER, CHUNK_HEADER, STREAM_HEADER.length)) {
+            throw new IOException("not a Snappy framed stream: its stream identifier chunk is not 0xff \"sNaPpY\"");
+        }
+        sawIdentifier = true;
+    }
+
+    private void skip(int length) throws IOException {
+        for (int left = length; left > 0; ) {
+            int n = readUpTo(skipBuffer, 0, Math.min(left, skipBuffer.length));
+            if (n == 0) {
+                throw truncated("in a skippable chunk");
+            }
+            left -= n;
+        }
+    }
+
+    /** Reads until {@code len} bytes or the end; returns how many were read. */
+    private int readUpTo(byte[] b, int off, int len) throws IOException {
+        int done = 0;
+        while (done < len) {
+            int n = in.read(b, off + done, len - done);
+            if (n < 0) {
+                break;
+            }
+            done += n;
+        }
+        position += done;
+        return done;
+    }
+
+    private IOException truncated(String where) {
+        return new IOException("truncated Snappy framed stream: it ends " + where + " (after " + position
+                + " bytes)");
+    }
+
+    private IOException fail(Exception e) {
+        IOException io = e instanceof IOException x ? x : new IOException("decompression failed: " + e.getMessage(), e);
+        failure = io;
+        return io;
+    }
+
+    private void checkReadable() throws IOException {
+        if (closed) {
+            throw new ClosedChannelException();
+        }
+        if (failure instanceof StreamAuthenticationException a) {
+            throw a.again();
+        }
+        if (failure != null) {
+            throw new IOException(failure.getMessage(), failure);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        Closer closer = new Closer();
+        for (Frame f : frames) {
+            if (f != null) {
+                f.shutdown(); // waits for a worker still decompressing it
+            }
+        }
+        if (closeUnderlying) {
+            closer.run(in::close);
+        }
+        for (Frame f : frames) {
+            if (f != null) {
+                Arrays.fill(f.out, (byte) 0);
+                Arrays.fill(f.body, (byte) 0);
+            }
+        }
+        current = null;
+        closer.rethrow();
+    }
+}

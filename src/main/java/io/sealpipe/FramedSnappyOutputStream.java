@@ -1,0 +1,250 @@
+package io.sealpipe;
+
+import static io.sealpipe.SnappyFraming.BLOCK_SIZE;
+import static io.sealpipe.SnappyFraming.FRAME_HEADER;
+
+import io.sealpipe.internal.Checks;
+import io.sealpipe.internal.Closer;
+import io.sealpipe.internal.ParallelJob;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.channels.ClosedChannelException;
+import java.util.Arrays;
+import java.util.zip.CRC32C;
+import org.xerial.snappy.Snappy;
+
+/**
+ * Compresses what is written to it into the Snappy framing format and passes the frames on to
+ * the wrapped stream (typically an encrypting one); made by {@link SnappyStreams#compress}.
+ *
+ * <p>Data is cut into frames of 64 KiB. With parallelism 1 each frame is compressed when it is
+ * full, and writes of 64 KiB or more are compressed straight from the caller's array. With
+ * parallelism above 1, full frames are compressed by shared workers, up to two per thread ahead,
+ * while this thread passes the finished ones on in order; when all are in flight a write waits
+ * for the oldest (memory stays at about 150 KiB per frame in flight). The frames are the same
+ * either way.
+ *
+ * <p>{@link #flush()} passes everything written on as a (possibly short) frame and flushes the
+ * wrapped stream. {@link #close()} writes the last frame, waits for the workers, and closes the
+ * wrapped stream (unless {@code closeUnderlying(false)}), even if a step fails; it is
+ * idempotent. After a failure, later writes fail, and close releases everything without passing
+ * more on. Not thread-safe.
+ */
+public final class FramedSnappyOutputStream extends OutputStream {
+    private final OutputStream out;
+    private final boolean closeUnderlying;
+    private final int helpers;
+    private final Frame[] frames; // a ring: frames[oldest .. oldest + inFlight) are being compressed
+    private int filling;          // the frame being filled; never in flight
+    private int oldest;
+    private int inFlight;
+    private boolean headerWritten;
+    private long written;
+    private boolean closed;
+    private IOException failure;
+    private final byte[] one = new byte[1];
+
+    /** One frame: its data (gathered here, or the caller's array), and the frame it compresses to. */
+    private static final class Frame extends ParallelJob<Frame> {
+        final byte[] block = new byte[BLOCK_SIZE];
+        final byte[] frame = new byte[FRAME_HEADER + Snappy.maxCompressedLength(BLOCK_SIZE)];
+        final CRC32C crc = new CRC32C();
+        int filled;     // block[0, filled)
+        byte[] src;     // what is compressed: block, or a caller's array during its write
+        int srcOffset;
+        int length;
+        int encoded;    // SnappyFraming.encodeFrame's result
+
+        void begin(byte[] data, int off, int len, int helpers) {
+            src = data;
+            srcOffset = off;
+            length = len;
+            start(1, helpers);
+        }
+
+        @Override
+        protected void runPart(int part, Frame self) throws IOException {
+            encoded = SnappyFraming.encodeFrame(src, srcOffset, length, frame, crc);
+        }
+
+        @Override
+        protected Frame acquire() {
+            return this;
+        }
+
+        @Override
+        protected void release(Frame self) {
+            // nothing to give back
+        }
+
+        void wipe() {
+            Arrays.fill(block, (byte) 0);
+            Arrays.fill(frame, (byte) 0);
+            filled = 0;
+            src = null;
+        }
+    }
+
+    FramedSnappyOutputStream(OutputStream out, SnappyStreams params) {
+        this.out = out;
+        this.closeUnderlying = params.closeUnderlying();
+        int parallelism = params.parallelism();
+        this.helpers = parallelism > 1 ? 1 : 0;
+        this.frames = new Frame[parallelism > 1 ? 2 * parallelism : 1];
+    }
+
+    /** Uncompressed bytes written so far. */
+    public long bytesWritten() {
+        return written;
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+        one[0] = (byte) b;
+        write(one, 0, 1);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+        checkWritable();
+        Checks.range("b", b, off, len);
+        try {
+            while (len > 0) {
+                Frame f = frame(filling);
+                if (f.filled == 0 && len >= BLOCK_SIZE && frames.length == 1) {
+                    // A whole frame straight from the caller's array, passed on before this returns.
+                    f.begin(b, off, BLOCK_SIZE, 0);
+                    f.await(f);
+                    pass(f);
+                    off += BLOCK_SIZE;
+                    len -= BLOCK_SIZE;
+                    written += BLOCK_SIZE;
+                    continue;
+                }
+                int n = Math.min(len, BLOCK_SIZE - f.filled);
+                System.arraycopy(b, off, f.block, f.filled, n);
+                f.filled += n;
+                off += n;
+                len -= n;
+                written += n;
+                if (f.filled == BLOCK_SIZE) {
+                    submitFilling();
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            throw fail(e);
+        }
+    }
+
+    private Frame frame(int i) {
+        if (frames[i] == null) {
+            frames[i] = new Frame();
+        }
+        return frames[i];
+    }
+
+    /** Hands the frame being filled to the workers; if all frames are in flight, finishes the oldest. */
+    private void submitFilling() throws IOException {
+        Frame f = frames[filling];
+        f.begin(f.block, 0, f.filled, helpers);
+        inFlight++;
+        filling = (filling + 1) % frames.length;
+        if (inFlight == frames.length) {
+            completeOldest();
+        }
+    }
+
+    private void completeOldest() throws IOException {
+        Frame f = frames[oldest];
+        f.await(f); // compresses it here if no worker has taken it
+        pass(f);
+        f.filled = 0;
+        oldest = (oldest + 1) % frames.length;
+        inFlight--;
+    }
+
+    private void pass(Frame f) throws IOException {
+        writeHeaderOnce();
+        if (f.encoded > 0) {
+            out.write(f.frame, 0, f.encoded);
+        } else { // stored: the header, then the data as it is
+            out.write(f.frame, 0, FRAME_HEADER);
+            out.write(f.src, f.srcOffset, f.length);
+        }
+    }
+
+    private void writeHeaderOnce() throws IOException {
+        if (!headerWritten) {
+            out.write(SnappyFraming.STREAM_HEADER);
+            headerWritten = true;
+        }
+    }
+
+    /** Passes on everything written (the last frame may be short), then flushes the wrapped stream. */
+    @Override
+    public void flush() throws IOException {
+        checkWritable();
+        try {
+            passEverything();
+            out.flush();
+        } catch (IOException | RuntimeException e) {
+            throw fail(e);
+        }
+    }
+
+    private void passEverything() throws IOException {
+        if (frames[filling] != null && frames[filling].filled > 0) {
+            submitFilling();
+        }
+        while (inFlight > 0) {
+            completeOldest();
+        }
+        writeHeaderOnce();
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        Closer closer = new Closer();
+        if (failure == null) {
+            closer.run(() -> {
+                passEverything();
+                if (!closeUnderlying) {
+                    out.flush();
+                }
+            });
+        }
+        for (Frame f : frames) {
+            if (f != null) {
+                f.shutdown(); // waits for a worker still compressing it
+            }
+        }
+        if (closeUnderlying) {
+            closer.run(out::close);
+        }
+        for (Frame f : frames) {
+            if (f != null) {
+                f.wipe();
+            }
+        }
+        closer.rethrow();
+    }
+
+    private IOException fail(Exception e) {
+        IOException io = e instanceof IOException x ? x : new IOException("compression failed: " + e.getMessage(), e);
+        failure = io;
+        return io;
+    }
+
+    private void checkWritable() throws IOException {
+        if (closed) {
+            throw new ClosedChannelException();
+        }
+        if (failure != null) {
+            throw new IOException("an earlier write failed; the stream cannot continue", failure);
+        }
+    }
+}

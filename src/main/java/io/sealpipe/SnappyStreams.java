@@ -1,0 +1,104 @@
+package io.sealpipe;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.Objects;
+
+/**
+ * Compression for the compress-then-encrypt pipeline: streams in the standard Snappy framing
+ * format (x-snappy-framed: a stream identifier, then frames of at most 64 KiB of data, each
+ * with the masked CRC-32C of its data), so that after decryption any framed-Snappy reader
+ * (snappy-java's {@code SnappyFramedInputStream}, python-snappy, Go's snappy) decodes it, and
+ * what they write is read here. Frames that would not shrink are stored uncompressed.
+ *
+ * <p>The compressing stream goes over an encrypting one, the decompressing stream over a
+ * decrypting one; none of the layers knows the others:
+ *
+ * <pre>{@code
+ * GcmStreams gcm = GcmStreams.builder().key(key).build();
+ * SnappyStreams snappy = SnappyStreams.builder().build();
+ * try (OutputStream out = snappy.compress(gcm.encrypt(Files.newOutputStream(path)))) {
+ *     out.write(data);
+ * }
+ * try (InputStream in = snappy.decompress(gcm.decrypt(Files.newInputStream(path)))) {
+ *     in.transferTo(sink);
+ * }
+ * }</pre>
+ *
+ * <p><b>Compression reveals the compressed length.</b> An attacker who can put data of their
+ * choosing into a stream beside a secret, and see how long the ciphertext is, can learn the
+ * secret piece by piece (the CRIME and BREACH attacks). Do not compress secrets together with
+ * attacker-chosen data in one stream.
+ *
+ * <p>With {@link Builder#parallelism parallelism} above 1, frames are compressed (or
+ * decompressed) by shared workers while this thread passes the previous frames on to the next
+ * layer, so compression and encryption run at once; the bytes are the same whatever the setting.
+ * An instance is immutable and thread-safe; each stream it makes is for one thread at a time.
+ */
+public final class SnappyStreams {
+    private final int parallelism;
+    private final boolean closeUnderlying;
+
+    private SnappyStreams(Builder b) {
+        this.parallelism = b.parallelism;
+        this.closeUnderlying = b.closeUnderlying;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Compresses what is written to the returned stream into {@code out}; close it to finish. */
+    public FramedSnappyOutputStream compress(OutputStream out) {
+        Objects.requireNonNull(out, "out");
+        return new FramedSnappyOutputStream(out, this);
+    }
+
+    /** Decompresses {@code in} as it is read, checking every frame's CRC. */
+    public FramedSnappyInputStream decompress(InputStream in) {
+        Objects.requireNonNull(in, "in");
+        return new FramedSnappyInputStream(in, this);
+    }
+
+    public int parallelism() {
+        return parallelism;
+    }
+
+    boolean closeUnderlying() {
+        return closeUnderlying;
+    }
+
+    @Override
+    public String toString() {
+        return "SnappyStreams(parallelism " + parallelism + ")";
+    }
+
+    /** Collects the settings. */
+    public static final class Builder {
+        private int parallelism = Parallelism.DEFAULT;
+        private boolean closeUnderlying = true;
+
+        private Builder() {}
+
+        /**
+         * How many threads may compress or decompress the frames of one stream: the stream's own
+         * and, above 1, shared daemon workers (default {@link Parallelism#DEFAULT}).
+         *
+         * @throws IllegalArgumentException if not 1..{@link Parallelism#MAX}
+         */
+        public Builder parallelism(int parallelism) {
+            this.parallelism = Parallelism.check(parallelism);
+            return this;
+        }
+
+        /** Whether closing a stream closes the wrapped stream (default true). */
+        public Builder closeUnderlying(boolean closeUnderlying) {
+            this.closeUnderlying = closeUnderlying;
+            return this;
+        }
+
+        public SnappyStreams build() {
+            return new SnappyStreams(this);
+        }
+    }
+}

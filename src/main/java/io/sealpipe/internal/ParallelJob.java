@@ -1,0 +1,187 @@
+package io.sealpipe.internal;
+
+import java.io.IOException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A piece of a stream's work split into independent parts (chunks to seal, frames to compress),
+ * run by the stream's own thread and by {@link Workers} that help. One object is reused for
+ * round after round, so steady state allocates nothing.
+ *
+ * <p>{@link #start} begins a round and asks workers to help; {@link #await} has the calling
+ * thread take every part nobody has taken yet, then waits for the parts that workers are still
+ * running, and rethrows the first failure. Because the owner can always finish alone, a job
+ * never waits for a free worker. Each runner needs a resource of its own (a cipher context):
+ * the owner passes its own to {@code await}; a worker gets one from {@link #acquire()} and does
+ * not help if none is free.
+ *
+ * <p>Rounds do not overlap: the owner starts the next round only after {@code await} (or
+ * {@link #cancelAndWait()}) of the previous one returned. Not for use by several owners at once.
+ *
+ * @param <R> what a runner needs for itself, such as a cipher context
+ */
+public abstract class ParallelJob<R> {
+    /** The round's part count (high 32 bits) and the next part to take (low 32 bits). */
+    private final AtomicLong parts = new AtomicLong();
+    private final AtomicInteger done = new AtomicInteger();
+    private final AtomicInteger helping = new AtomicInteger();
+    private volatile int count;
+    private volatile Throwable failure;
+    private volatile boolean cancelled;
+    private volatile Thread waiter;
+    private boolean started;
+
+    /** Runs part {@code part} of the round with a runner's own resource. */
+    protected abstract void runPart(int part, R resource) throws Exception;
+
+    /** A resource for a worker, or null if none is free (the worker then does not help). */
+    protected abstract R acquire();
+
+    /** Gives back what {@link #acquire()} returned. */
+    protected abstract void release(R resource);
+
+    /** Begins a round of {@code partCount} parts and asks up to {@code helpers} workers to help. */
+    public final void start(int partCount, int helpers) {
+        if (started) {
+            throw new IllegalStateException("the previous round was not awaited");
+        }
+        started = true;
+        failure = null;
+        cancelled = false;
+        count = partCount;
+        done.set(0);
+        parts.set((long) partCount << 32); // publishes the round: workers may take parts from here on
+        if (helpers > 0) {
+            Workers.offer(this, Math.min(helpers, partCount));
+        }
+    }
+
+    /** Whether a round was started and not yet awaited. */
+    public final boolean inProgress() {
+        return started;
+    }
+
+    /**
+     * Runs the parts nobody took yet with {@code own}, waits for the rest, and rethrows the first
+     * failure of the round (IOException and unchecked ones as they are, others wrapped).
+     */
+    public final void await(R own) throws IOException {
+        finish(own);
+        Throwable f = failure;
+        if (f instanceof IOException io) {
+            throw io;
+        }
+        if (f instanceof RuntimeException r) {
+            throw r;
+        }
+        if (f instanceof Error e) {
+            throw e;
+        }
+        if (f != null) {
+            throw new IOException(f.getMessage(), f);
+        }
+    }
+
+    /**
+     * Skips the parts nobody took yet and waits for those running (for close after a failure);
+     * returns the round's first failure, or null. Does nothing if no round is in progress.
+     */
+    public final Throwable cancelAndWait() {
+        if (!started) {
+            return null;
+        }
+        cancelled = true;
+        finish(null);
+        return failure;
+    }
+
+    /**
+     * {@link #cancelAndWait()}, then waits until no worker holds a resource of this job any more:
+     * after it returns every acquired resource was released, and the owner may free them.
+     */
+    public final Throwable shutdown() {
+        Throwable f = cancelAndWait();
+        while (helping.get() > 0) {
+            Thread.yield(); // a worker is leaving help(): it takes no part of a finished round
+        }
+        return f;
+    }
+
+    private void finish(R own) {
+        if (!started) {
+            throw new IllegalStateException("no round was started");
+        }
+        waiter = Thread.currentThread();
+        work(own);
+        int spins = 0;
+        while (done.get() < count) {
+            if (spins++ < 200) {
+                Thread.onSpinWait();
+            } else {
+                LockSupport.park(this);
+            }
+        }
+        waiter = null;
+        started = false;
+    }
+
+    /** Called by a worker. */
+    final void help() {
+        helping.incrementAndGet();
+        try {
+            if (nothingLeft()) {
+                return;
+            }
+            R r = acquire();
+            if (r == null) {
+                return;
+            }
+            try {
+                work(r);
+            } finally {
+                release(r);
+            }
+        } finally {
+            helping.decrementAndGet();
+        }
+    }
+
+    private boolean nothingLeft() {
+        long p = parts.get();
+        return (int) p >= (int) (p >>> 32);
+    }
+
+    private void work(R resource) {
+        while (true) {
+            long p = parts.get();
+            int next = (int) p;
+            int total = (int) (p >>> 32);
+            if (next >= total) {
+                return;
+            }
+            if (!parts.compareAndSet(p, p + 1)) {
+                continue;
+            }
+            try {
+                if (!cancelled && failure == null) {
+                    runPart(next, resource);
+                }
+            } catch (Throwable t) {
+                synchronized (this) {
+                    if (failure == null) {
+                        failure = t;
+                    }
+                }
+            } finally {
+                if (done.incrementAndGet() == total) {
+                    Thread w = waiter;
+                    if (w != null) {
+                        LockSupport.unpark(w);
+                    }
+                }
+            }
+        }
+    }
+}
