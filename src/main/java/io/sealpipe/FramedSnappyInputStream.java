@@ -83,7 +83,7 @@ public final class FramedSnappyInputStream extends InputStream {
         this.closeUnderlying = params.closeUnderlying();
         int parallelism = params.parallelism();
         this.helpers = parallelism > 1 ? 1 : 0;
-        this.frames = new Frame[parallelism > 1 ? 2 * parallelism : 1];
+        this.frames = new Frame[parallelism > 1 ? 8 * parallelism : 1];
     }
 
     @Override
@@ -132,6 +132,13 @@ public final class FramedSnappyInputStream extends InputStream {
                 return false;
             }
             Frame f = frames[oldest];
+            if (helpers > 0) {
+                // Rather than wait for a worker to finish the oldest, decompress the newest nobody took.
+                for (int i = inFlight - 1; i > 0 && !f.isDone(); i--) {
+                    Frame later = frames[(oldest + i) % frames.length];
+                    later.helpNow(later);
+                }
+            }
             oldest = (oldest + 1) % frames.length;
             inFlight--;
             f.await(f); // decompresses it here if no worker has taken it

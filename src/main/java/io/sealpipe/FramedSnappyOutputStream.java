@@ -90,7 +90,7 @@ public final class FramedSnappyOutputStream extends OutputStream {
         this.closeUnderlying = params.closeUnderlying();
         int parallelism = params.parallelism();
         this.helpers = parallelism > 1 ? 1 : 0;
-        this.frames = new Frame[parallelism > 1 ? 2 * parallelism : 1];
+        this.frames = new Frame[parallelism > 1 ? 8 * parallelism : 1];
     }
 
     /** Uncompressed bytes written so far. */
@@ -156,6 +156,13 @@ public final class FramedSnappyOutputStream extends OutputStream {
 
     private void completeOldest() throws IOException {
         Frame f = frames[oldest];
+        if (helpers > 0) {
+            // Rather than wait for a worker to finish the oldest, compress the newest nobody took.
+            for (int i = inFlight - 1; i > 0 && !f.isDone(); i--) {
+                Frame later = frames[(oldest + i) % frames.length];
+                later.helpNow(later);
+            }
+        }
         f.await(f); // compresses it here if no worker has taken it
         pass(f);
         f.filled = 0;

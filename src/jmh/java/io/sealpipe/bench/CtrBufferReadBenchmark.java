@@ -77,7 +77,8 @@ public class CtrBufferReadBenchmark {
         byte[] key = Fixtures.bytes(Fixtures.KEY_LENGTH, 1);
         byte[] iv = Fixtures.bytes(16, 2);
         byte[] plain = Fixtures.bytes(Math.max(size, BUFFER_SIZE), 5);
-        ctr = CtrStreams.builder().key(key).iv(iv).engine(EngineKind.fromId(engine)).closeUnderlying(false).build();
+        ctr = CtrStreams.builder().key(key).iv(iv).engine(EngineKind.fromId(engine)).closeUnderlying(false)
+                .parallelism(1).build();
         try (StreamCipher c = ctr.engine().newAesCtr(key, iv)) {
             byte[] encrypted = new byte[plain.length];
             c.update(plain, 0, plain.length, encrypted, 0);

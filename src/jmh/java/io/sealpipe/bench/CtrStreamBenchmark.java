@@ -192,7 +192,7 @@ public class CtrStreamBenchmark {
     }
 
     private CtrStreams ctrStreams() {
-        return CtrStreams.builder().key(key).iv(iv).engine(EngineKind.fromId(impl))
+        return CtrStreams.builder().key(key).iv(iv).engine(EngineKind.fromId(impl)).parallelism(1)
                 .bufferSize(bufferSize).closeUnderlying(false).build();
     }
 

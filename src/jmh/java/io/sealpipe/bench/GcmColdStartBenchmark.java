@@ -58,7 +58,7 @@ public class GcmColdStartBenchmark {
         Fixtures.DiscardingSink sink = new Fixtures.DiscardingSink();
         OutputStream out = impl.equals("tink")
                 ? new AesGcmHkdfStreaming(key, "HmacSha256", 32, 1 << 20, 0).newEncryptingStream(sink, new byte[0])
-                : GcmStreams.builder().key(key).engine(EngineKind.fromId(impl)).build().encrypt(sink);
+                : GcmStreams.builder().key(key).engine(EngineKind.fromId(impl)).parallelism(1).build().encrypt(sink);
         try (out) {
             for (int done = 0; done < TOTAL; done += WRITE) {
                 out.write(plain, 0, WRITE);

@@ -123,7 +123,7 @@ public class GcmStreamBenchmark {
         byte[] messagePlain = Fixtures.bytes(MESSAGE_SIZE, 5);
         switch (impl) {
             case "openssl-jni", "openssl-jni-mapped", "openssl-jna", "jce" -> {
-                gcm = GcmStreams.builder().key(key).engine(EngineKind.fromId(impl.replace("-mapped", "")))
+                gcm = GcmStreams.builder().key(key).engine(EngineKind.fromId(impl.replace("-mapped", ""))).parallelism(1)
                         .closeUnderlying(false).build();
                 out = gcm.encrypt(sink);
                 message = encrypt(gcm::encrypt, messagePlain);

@@ -58,6 +58,11 @@ public abstract class ParallelJob<R> {
         }
     }
 
+    /** Whether every part of the round in progress has finished (true if none is). */
+    public final boolean isDone() {
+        return !started || done.get() >= count;
+    }
+
     /** Whether a round was started and not yet awaited. */
     public final boolean inProgress() {
         return started;
@@ -81,6 +86,17 @@ public abstract class ParallelJob<R> {
         }
         if (f != null) {
             throw new IOException(f.getMessage(), f);
+        }
+    }
+
+    /**
+     * Runs the parts nobody took yet with {@code own}, without waiting for those that workers
+     * run; failures are kept for {@link #await}. For an owner that would otherwise wait for an
+     * earlier job while this one has work left.
+     */
+    public final void helpNow(R own) {
+        if (started) {
+            work(own);
         }
     }
 
@@ -115,9 +131,14 @@ public abstract class ParallelJob<R> {
         }
         waiter = Thread.currentThread();
         work(own);
-        int spins = 0;
+        long spinUntil = 0;
         while (done.get() < count) {
-            if (spins++ < 200) {
+            // The parts still running end within one part's time: wait awake for a while,
+            // because being woken from park costs tens of microseconds.
+            if (spinUntil == 0) {
+                spinUntil = System.nanoTime() + Workers.SPIN_NANOS;
+            }
+            if (System.nanoTime() < spinUntil) {
                 Thread.onSpinWait();
             } else {
                 LockSupport.park(this);

@@ -21,10 +21,25 @@ public final class Workers {
     /** How long an idle worker waits for a job before it ends. */
     public static final long KEEP_ALIVE_MILLIS = 2000;
 
+    /**
+     * How long a worker that just finished a job spins for the next before it parks: a stream
+     * hands out its next round within microseconds, and waking a parked thread costs tens of
+     * microseconds, a good part of a round.
+     */
+    static final long SPIN_NANOS = 200_000;
+
     /** The thread name prefix, for tests and thread dumps. */
     public static final String THREAD_NAME_PREFIX = "sealpipe-worker-";
 
     private static final AtomicReferenceArray<Worker> WORKERS = new AtomicReferenceArray<>(MAX_THREADS);
+
+    /**
+     * Jobs offered when every worker was busy: a worker that finishes its job takes the next
+     * from here before it waits. Fixed slots, so handing over allocates nothing; when all are
+     * taken the offer is dropped (the job's owner does the work). An entry may outlive its
+     * round: a worker then finds nothing left to do in it and moves on.
+     */
+    private static final AtomicReferenceArray<ParallelJob<?>> PENDING = new AtomicReferenceArray<>(64);
 
     private Workers() {}
 
@@ -39,7 +54,31 @@ public final class Workers {
                 given++;
             }
         }
+        for (int i = given; i < helpers && i < MAX_THREADS; i++) {
+            if (!enqueue(job)) {
+                break;
+            }
+        }
         return given;
+    }
+
+    private static boolean enqueue(ParallelJob<?> job) {
+        for (int i = 0; i < PENDING.length(); i++) {
+            if (PENDING.get(i) == null && PENDING.compareAndSet(i, null, job)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static ParallelJob<?> poll() {
+        for (int i = 0; i < PENDING.length(); i++) {
+            ParallelJob<?> j = PENDING.get(i);
+            if (j != null && PENDING.compareAndSet(i, j, null)) {
+                return j;
+            }
+        }
+        return null;
     }
 
     /** Starts a worker in slot {@code i} (replacing {@code old}) with its first job. */
@@ -100,13 +139,25 @@ public final class Workers {
                 if (j != null) {
                     job = null;
                     try {
-                        j.help();
+                        for (; j != null; j = poll()) { // then the jobs offered while every worker was busy
+                            j.help();
+                        }
                     } finally {
                         state.set(IDLE); // even after an Error: the slot must not stay taken
                     }
                     idleSince = System.nanoTime();
+                    ParallelJob<?> late = poll(); // offered between the last poll and IDLE
+                    if (late != null) {
+                        if (state.compareAndSet(IDLE, ASSIGNED)) {
+                            job = late;
+                        } else {
+                            enqueue(late); // a job was just assigned here: leave this one to another
+                        }
+                    }
                 } else if (state.get() == ASSIGNED) {
                     Thread.onSpinWait(); // assigned: the job is being put in the mailbox
+                } else if (System.nanoTime() - idleSince < SPIN_NANOS) {
+                    Thread.onSpinWait(); // a stream's next round comes soon: wait for it awake
                 } else if (System.nanoTime() - idleSince >= KEEP_ALIVE_MILLIS * 1_000_000L) {
                     if (state.compareAndSet(IDLE, DEAD)) {
                         return;
