@@ -139,7 +139,7 @@ public abstract class ParallelJob<R> {
                 spinUntil = System.nanoTime() + Workers.SPIN_NANOS;
             }
             if (System.nanoTime() < spinUntil) {
-                Thread.onSpinWait();
+                Thread.yield(); // awake, but giving way to threads that have work
             } else {
                 LockSupport.park(this);
             }

@@ -1,5 +1,7 @@
 /**
- * Implementation helpers shared by the engines (argument checks, buffer handling, base classes).
- * Not an API: anything here may change without notice.
+ * Implementation helpers shared by the engines and streams: argument checks, buffer handling,
+ * base classes, the shared worker threads ({@link io.sealpipe.internal.Workers}) and the jobs
+ * they help with ({@link io.sealpipe.internal.ParallelJob}), and test data. Not an API: anything
+ * here may change without notice.
  */
 package io.sealpipe.internal;

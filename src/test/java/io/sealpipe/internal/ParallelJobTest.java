@@ -88,7 +88,8 @@ class ParallelJobTest {
                 }
             }
         });
-        return b.append("\nlive: ").append(Workers.liveThreads()).toString();
+        return b.append("\nlive: ").append(Workers.liveThreads()).append(", pending: ").append(Workers.pendingJobs())
+                .toString();
     }
 
     @Test
