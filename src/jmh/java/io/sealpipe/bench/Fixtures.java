@@ -118,4 +118,45 @@ final class Fixtures {
             pos = 0;
         }
     }
+
+    /**
+     * An unsynchronized InputStream over an array, read once and then {@link #rewind() rewound}
+     * for the next stream (ByteArrayInputStream's methods are synchronized).
+     */
+    static final class ArraySource extends InputStream {
+        private final byte[] data;
+        private int pos;
+
+        ArraySource(byte[] data) {
+            this.data = data;
+        }
+
+        void rewind() {
+            pos = 0;
+        }
+
+        @Override
+        public int read() {
+            return pos < data.length ? data[pos++] & 0xff : -1;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+            if (len == 0) {
+                return 0;
+            }
+            if (pos == data.length) {
+                return -1;
+            }
+            int n = Math.min(len, data.length - pos);
+            System.arraycopy(data, pos, b, off, n);
+            pos += n;
+            return n;
+        }
+
+        @Override
+        public void close() {
+            // the array stays: the next stream reads it again
+        }
+    }
 }

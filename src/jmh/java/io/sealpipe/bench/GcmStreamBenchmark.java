@@ -95,7 +95,7 @@ public class GcmStreamBenchmark {
     private Fixtures.DiscardingSink sink;
     private OutputStream out;
     private byte[] message;      // the ciphertext the decrypting streams read
-    private ArraySource source;
+    private Fixtures.ArraySource source;
     private InputStream in;
     private GcmStreams gcm;
     private AesGcmHkdfStreaming tink;
@@ -166,7 +166,7 @@ public class GcmStreamBenchmark {
             if (impl.endsWith("-mapped")) {
                 mapped = ByteBuffer.allocateDirect(message.length).put(message).flip();
             }
-            source = new ArraySource(message);
+            source = new Fixtures.ArraySource(message);
             in = newDecryptingStream();
             byte[] back = newDecryptingStream().readAllBytes();
             source.rewind();
@@ -291,44 +291,6 @@ public class GcmStreamBenchmark {
         } else {
             sunjce.init(Cipher.DECRYPT_MODE, sunjceKey, new GCMParameterSpec(128, sealedNonce));
             sunjce.doFinal(sealedChunk, 0, sealedChunk.length, into, off);
-        }
-    }
-
-    /** An unsynchronized InputStream over an array (ByteArrayInputStream's methods are synchronized). */
-    static final class ArraySource extends InputStream {
-        private final byte[] data;
-        private int pos;
-
-        ArraySource(byte[] data) {
-            this.data = data;
-        }
-
-        void rewind() {
-            pos = 0;
-        }
-
-        @Override
-        public int read() {
-            return pos < data.length ? data[pos++] & 0xff : -1;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) {
-            if (len == 0) {
-                return 0;
-            }
-            if (pos == data.length) {
-                return -1;
-            }
-            int n = Math.min(len, data.length - pos);
-            System.arraycopy(data, pos, b, off, n);
-            pos += n;
-            return n;
-        }
-
-        @Override
-        public void close() {
-            // the array stays: the next stream reads it again
         }
     }
 }

@@ -69,7 +69,7 @@ public class PipelineBenchmark {
     private Fixtures.DiscardingSink sink;
     private OutputStream out;
     private byte[] sealed;
-    private ArraySource source;
+    private Fixtures.ArraySource source;
     private InputStream in;
     private byte[] dst;
     private GcmStreams gcm;
@@ -101,7 +101,7 @@ public class PipelineBenchmark {
         sealed = all.toByteArray();
         System.out.printf("%s: 1 GiB of text-like data -> %d bytes (%.3f)%n", impl, sealed.length,
                 sealed.length / (double) CORPUS);
-        source = new ArraySource(sealed);
+        source = new Fixtures.ArraySource(sealed);
         in = newReader(source);
         byte[] head = new byte[4 << 20];
         readFully(in, head);
@@ -181,43 +181,5 @@ public class PipelineBenchmark {
             done += n;
         }
         return dst;
-    }
-
-    /** An unsynchronized InputStream over an array. */
-    static final class ArraySource extends InputStream {
-        private final byte[] data;
-        private int pos;
-
-        ArraySource(byte[] data) {
-            this.data = data;
-        }
-
-        void rewind() {
-            pos = 0;
-        }
-
-        @Override
-        public int read() {
-            return pos < data.length ? data[pos++] & 0xff : -1;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) {
-            if (len == 0) {
-                return 0;
-            }
-            if (pos == data.length) {
-                return -1;
-            }
-            int n = Math.min(len, data.length - pos);
-            System.arraycopy(data, pos, b, off, n);
-            pos += n;
-            return n;
-        }
-
-        @Override
-        public void close() {
-            // the array stays for the next stream
-        }
     }
 }
