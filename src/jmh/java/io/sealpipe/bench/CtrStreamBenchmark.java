@@ -66,6 +66,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *       reads fill one array of {@code bufferSize} from the same source and decrypt into the
  *       caller's array.
  * </ul>
+ * (The Amazon Corretto Crypto Provider, a baseline of the GCM benchmarks, has no AES-CTR in 2.5.)
  * Commons Crypto is given the same buffer size ({@code commons.crypto.stream.buffer.size}; its
  * default is 8 KiB).
  *

@@ -15,6 +15,19 @@ import java.util.SplittableRandom;
 final class Fixtures {
     private Fixtures() {}
 
+    /**
+     * The Amazon Corretto Crypto Provider (AWS-LC through JNI), a baseline; fails the trial with
+     * the reason if its native library does not load here.
+     */
+    static java.security.Provider accp() {
+        com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider p =
+                com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider.INSTANCE;
+        if (p.getLoadingError() != null) {
+            throw new IllegalStateException("ACCP did not load: " + p.getLoadingError(), p.getLoadingError());
+        }
+        return p;
+    }
+
     /** AES-256 everywhere: the key size sealpipe's stream formats use. */
     static final int KEY_LENGTH = 32;
 

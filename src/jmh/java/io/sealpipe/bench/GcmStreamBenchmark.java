@@ -63,6 +63,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *       {@code AES256_GCM_HKDF_1MB} template (HKDF-SHA256, 32-byte key, 1 MiB segments).
  *   <li>{@code sunjce}: SunJCE {@code Cipher("AES/GCM/NoPadding")}, one {@code init} and
  *       {@code doFinal} per 16 KiB piece (a fresh nonce per seal): a hand-made chunked format.
+ *   <li>{@code accp}: the same with the Amazon Corretto Crypto Provider 2.5 (AWS-LC) instead of
+ *       SunJCE.
  * </ul>
  * The SunJCE-based impls (jce, tink, sunjce) are warmed in set-up with {@value #JCE_WARM_CALLS}
  * 16 KiB GCM seals and opens before JMH's own warm-up, or they would measure the interpreter.
@@ -83,7 +85,7 @@ public class GcmStreamBenchmark {
     private static final int CHUNK = 16384;
 
     @Param({"openssl-jni", "openssl-jni-mapped", "openssl-jna", "jce", "raw-openssl-jni", "raw-openssl-jni-message",
-            "tink", "sunjce"})
+            "tink", "sunjce", "accp"})
     public String impl;
 
     @Param({"16384", "1048576"})
@@ -117,7 +119,7 @@ public class GcmStreamBenchmark {
         plain = Fixtures.bytes(size, 4);
         dst = new byte[size];
         sink = new Fixtures.DiscardingSink();
-        if (impl.equals("jce") || impl.equals("tink") || impl.equals("sunjce")) {
+        if (impl.equals("jce") || impl.equals("tink") || impl.equals("sunjce") || impl.equals("accp")) {
             warmSunJce();
         }
         byte[] messagePlain = Fixtures.bytes(MESSAGE_SIZE, 5);
@@ -139,11 +141,12 @@ public class GcmStreamBenchmark {
                     }
                 }, messagePlain);
             }
-            case "raw-openssl-jni", "raw-openssl-jni-message", "sunjce" -> {
+            case "raw-openssl-jni", "raw-openssl-jni-message", "sunjce", "accp" -> {
                 byte[] chunk = Arrays.copyOf(messagePlain, CHUNK);
                 sealedNonce = nonces.next().clone();
-                if (impl.equals("sunjce")) {
-                    sunjce = Cipher.getInstance("AES/GCM/NoPadding", "SunJCE");
+                if (impl.equals("sunjce") || impl.equals("accp")) {
+                    sunjce = impl.equals("accp") ? Cipher.getInstance("AES/GCM/NoPadding", Fixtures.accp())
+                            : Cipher.getInstance("AES/GCM/NoPadding", "SunJCE");
                     sunjceKey = new SecretKeySpec(key, "AES");
                     sunjce.init(Cipher.ENCRYPT_MODE, sunjceKey, new GCMParameterSpec(128, sealedNonce));
                     sealedChunk = sunjce.doFinal(chunk);

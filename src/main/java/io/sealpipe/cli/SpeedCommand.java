@@ -1,0 +1,321 @@
+package io.sealpipe.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.sealpipe.cli.SpeedSeeds.Cell;
+import io.sealpipe.cli.SpeedSeeds.Seed;
+import io.sealpipe.cli.SpeedWorkloads.Mode;
+import io.sealpipe.engine.CryptoEngine;
+import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.EngineReport;
+import io.sealpipe.engine.EngineStatus;
+import io.sealpipe.engine.EngineUnavailableException;
+import io.sealpipe.engine.Engines;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code sealpipe speed}: a table of MB/s like {@code openssl speed}'s, for every mode and
+ * engine at 256 B, 16 KiB and 1 MiB per call, and below it the founding measurements
+ * reproduced on this machine ({@link SpeedSeeds}). Timed loops in this JVM (warm-up, then
+ * several runs, the median reported), about a minute in all; the JMH suites in src/jmh are the
+ * careful measurement.
+ */
+@Command(name = "speed", mixinStandardHelpOptions = true,
+        description = {"Measure MB/s of every mode and engine at 256 B, 16 KiB and 1 MiB per call (one thread),"
+                + " and reproduce the founding ratios (GCM vs CFB+HMAC-SHA256, CTR vs CFB, AES-NI on vs off).",
+            "Quick loops, not a replacement for the JMH suites (docs/PERFORMANCE.md)."})
+final class SpeedCommand implements Callable<Integer> {
+    static final int REPEATS = 3;
+
+    @Option(names = "--seconds", paramLabel = "S", defaultValue = "0.25",
+            description = "Measuring time per cell, after half as much warm-up (default: ${DEFAULT-VALUE}; 0.01..60)."
+                    + " The default run takes about a minute.")
+    double seconds;
+
+    @Option(names = "--engine", paramLabel = "E", defaultValue = "all",
+            description = "all (default: every engine available here), auto, openssl-jni, openssl-jna or jce.")
+    String engine;
+
+    @Option(names = "--mode", paramLabel = "M", split = ",",
+            description = "Only these rows: gcm-stream, ctr-stream, gcm, ctr, cfb, hmac-sha256, cfb+hmac-sha256,"
+                    + " snappy+gcm-write, gcm+snappy-read (default: all, and the AES-NI on/off seeds).")
+    List<String> modeNames;
+
+    @Option(names = "--json", description = "Print one JSON object (rows and seeds) instead of the table.")
+    boolean json;
+
+    @Option(names = "--chart", paramLabel = "FILE", description = "Also draw the table as grouped bars, FILE.png or FILE.svg.")
+    Path chart;
+
+    @Spec
+    CommandSpec spec;
+
+    private CommandLine.ParameterException bad(String message) {
+        return new CommandLine.ParameterException(spec.commandLine(), message);
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        if (!(seconds >= 0.01 && seconds <= 60)) {
+            throw bad("--seconds must be 0.01..60, not " + seconds);
+        }
+        List<Mode> modes = modes();
+        if (chart != null && !SpeedChart.supported(chart)) {
+            throw bad("--chart " + chart + ": the file name must end in .png or .svg");
+        }
+        if (chart != null && chart.toAbsolutePath().getParent() != null
+                && !Files.isDirectory(chart.toAbsolutePath().getParent())) {
+            throw bad("--chart " + chart + ": no such directory " + chart.toAbsolutePath().getParent());
+        }
+        EngineReport report = Engines.report();
+        List<EngineKind> engines = engines(report);
+
+        SpeedSeeds.Timing timing = new SpeedSeeds.Timing((long) (seconds / 2 * 1e9), (long) (seconds / REPEATS * 1e9),
+                REPEATS);
+        List<Cell> cells = new ArrayList<>();
+        for (Mode m : modes) {
+            for (EngineKind e : engines) {
+                for (int size : SpeedWorkloads.SIZES) {
+                    cells.add(new Cell(m, e, size));
+                }
+            }
+        }
+        Map<Cell, Double> mbps = new LinkedHashMap<>();
+        Progress progress = new Progress(spec.commandLine().getErr(), cells.size());
+        progress.show("warming up (the JIT compiles every workload before any is measured)");
+        warmUp(modes, engines);
+        for (Cell c : cells) {
+            progress.show(c);
+            mbps.put(c, measure(c.mode(), c.engine(), c.size(), timing));
+        }
+        progress.show("reproducing the seeds" + (modeNames == null ? " (a second JVM without AES-NI)" : ""));
+        List<Seed> seeds;
+        String seedNote = null;
+        try {
+            seeds = SpeedSeeds.reproduce(mbps, engines, timing, (m, e, size) -> measure(m, e, size, timing),
+                    modeNames == null);
+        } catch (IOException e) {
+            seedNote = "the AES-NI on/off seeds were not measured: " + e.getMessage();
+            seeds = SpeedSeeds.reproduce(mbps, engines, timing, null, false);
+        }
+        progress.done();
+
+        String machine = machine(report);
+        if (json) {
+            printJson(cells, mbps, seeds, seedNote, machine, report);
+        } else {
+            printTable(cells, mbps, seeds, seedNote, machine, report);
+        }
+        if (chart != null) {
+            SpeedChart.write(chart, cells, mbps, machine);
+            spec.commandLine().getErr().println("sealpipe: chart written to " + chart);
+        }
+        return Main.OK;
+    }
+
+    private List<Mode> modes() {
+        if (modeNames == null) {
+            return List.of(Mode.TABLE);
+        }
+        List<Mode> modes = new ArrayList<>();
+        for (String name : modeNames) {
+            Mode m;
+            try {
+                m = Mode.fromId(name);
+            } catch (IllegalArgumentException e) {
+                m = null;
+            }
+            if (m == null || m == Mode.CTR_STREAM_READ) {
+                throw bad("--mode " + name + " is not a mode: use gcm-stream, ctr-stream, gcm, ctr, cfb, hmac-sha256,"
+                        + " cfb+hmac-sha256, snappy+gcm-write or gcm+snappy-read");
+            }
+            if (!modes.contains(m)) {
+                modes.add(m);
+            }
+        }
+        return modes;
+    }
+
+    private List<EngineKind> engines(EngineReport report) {
+        String name = engine.toLowerCase(Locale.ROOT);
+        if (name.equals("all")) {
+            List<EngineKind> kinds = new ArrayList<>();
+            for (EngineStatus s : report.engines()) {
+                if (s.available()) {
+                    kinds.add(s.kind());
+                }
+            }
+            if (kinds.isEmpty()) {
+                throw new EngineUnavailableException("no engine can run here: " + report.describe().strip());
+            }
+            return kinds;
+        }
+        if (!name.equals("auto")) {
+            try {
+                EngineKind.fromId(name);
+            } catch (IllegalArgumentException e) {
+                throw bad("--engine " + engine + " is not an engine: use all, auto, openssl-jni, openssl-jna or jce");
+            }
+        }
+        CryptoEngine e = Engines.forName(name); // throws EngineUnavailableException (exit 1) with the reason
+        return List.of(e.kind());
+    }
+
+    /**
+     * Runs every workload briefly at 256 B and 16 KiB before anything is measured, so that the
+     * first cells do not measure code the JIT has not compiled yet (SunJCE needs thousands of
+     * calls before its AES intrinsics are reached).
+     */
+    private void warmUp(List<Mode> modes, List<EngineKind> engines) throws IOException {
+        long nanos = (long) (Math.max(0.02, seconds / 5) * 1e9);
+        SpeedSeeds.Timing brief = new SpeedSeeds.Timing(nanos / 2, nanos / 2, 1);
+        for (Mode m : modes) {
+            for (EngineKind e : engines) {
+                for (int size : new int[] {256, 16 * 1024}) {
+                    measure(m, e, size, brief);
+                }
+            }
+        }
+    }
+
+    private static double measure(Mode mode, EngineKind engine, int size, SpeedSeeds.Timing timing) throws IOException {
+        try (SpeedWorkloads.Op op = SpeedWorkloads.create(mode, Engines.get(engine), size)) {
+            return SpeedWorkloads.measure(op, size, timing.warmupNanos(), timing.measureNanos(), timing.repeats());
+        } catch (GeneralSecurityException e) {
+            throw new IOException(mode.id + " on " + engine.id() + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    static String sizeLabel(int size) {
+        return size >= 1 << 20 ? (size >> 20) + " MiB" : size >= 1 << 10 ? (size >> 10) + " KiB" : size + " B";
+    }
+
+    private static String machine(EngineReport report) {
+        return report.opensslVersion().orElse("no OpenSSL") + ", AES-NI " + (report.cpu().aesni() ? "yes" : "no")
+                + ", " + Runtime.getRuntime().availableProcessors() + " CPUs, Java " + System.getProperty("java.version");
+    }
+
+    private void printTable(List<Cell> cells, Map<Cell, Double> mbps, List<Seed> seeds, String seedNote, String machine,
+            EngineReport report) {
+        PrintWriter out = spec.commandLine().getOut();
+        out.printf(Locale.ROOT, "sealpipe speed: MB/s (10^6 bytes/s), one thread, median of %d runs of %.0f ms after %.0f ms"
+                + " of warm-up%n", REPEATS, seconds / REPEATS * 1000, seconds / 2 * 1000);
+        out.println(machine + "; quick loops, not a replacement for JMH (docs/PERFORMANCE.md)");
+        for (EngineStatus s : report.engines()) {
+            if (!s.available() && engine.equalsIgnoreCase("all")) {
+                out.println("not measured: " + s.kind().id() + " (" + s.reason() + ")");
+            }
+        }
+        out.println();
+        out.printf(Locale.ROOT, "%-18s %-12s", "mode", "engine");
+        for (int size : SpeedWorkloads.SIZES) {
+            out.printf(Locale.ROOT, " %10s", sizeLabel(size));
+        }
+        out.println();
+        for (int i = 0; i < cells.size(); i += SpeedWorkloads.SIZES.length) {
+            Cell first = cells.get(i);
+            out.printf(Locale.ROOT, "%-18s %-12s", first.mode().id, first.engine().id());
+            for (int j = 0; j < SpeedWorkloads.SIZES.length; j++) {
+                out.printf(Locale.ROOT, " %10.1f", mbps.get(cells.get(i + j)));
+            }
+            out.println();
+        }
+        out.println();
+        out.println("Seeds reproduced (measured here vs reported):");
+        for (Seed s : seeds) {
+            out.printf(Locale.ROOT, "  %-58s %7.1fx  vs %5.1fx  %s%n      (%s)%n", s.name(), s.measured(), s.reported(),
+                    s.source(), s.how());
+        }
+        if (seedNote != null) {
+            out.println("  " + seedNote);
+        }
+        out.flush();
+    }
+
+    private void printJson(List<Cell> cells, Map<Cell, Double> mbps, List<Seed> seeds, String seedNote, String machine,
+            EngineReport report) throws IOException {
+        Map<String, Object> root = new LinkedHashMap<>();
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (Cell c : cells) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("mode", c.mode().id);
+            row.put("engine", c.engine().id());
+            row.put("size", c.size());
+            row.put("mb_per_s", Math.round(mbps.get(c) * 10) / 10.0);
+            rows.add(row);
+        }
+        root.put("rows", rows);
+        List<Map<String, Object>> seedList = new ArrayList<>();
+        for (Seed s : seeds) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", s.name());
+            m.put("measured", Math.round(s.measured() * 100) / 100.0);
+            m.put("reported", s.reported());
+            m.put("source", s.source());
+            m.put("how", s.how());
+            seedList.add(m);
+        }
+        root.put("seeds", seedList);
+        if (seedNote != null) {
+            root.put("seed_note", seedNote);
+        }
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("seconds", seconds);
+        settings.put("repeats", REPEATS);
+        settings.put("threads", 1);
+        root.put("settings", settings);
+        root.put("machine", machine);
+        root.put("engine_chosen_by_auto", report.chosen().map(EngineKind::id).orElse(null));
+        ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        spec.commandLine().getOut().println(mapper.writeValueAsString(root));
+        spec.commandLine().getOut().flush();
+    }
+
+    /** The progress line on a terminal's standard error; silent when that is not a terminal. */
+    private static final class Progress {
+        private final PrintWriter err;
+        private final int total;
+        private final boolean on = System.console() != null;
+        private int done;
+
+        Progress(PrintWriter err, int total) {
+            this.err = err;
+            this.total = total;
+        }
+
+        void show(Cell c) {
+            done++;
+            show(String.format(Locale.ROOT, "[%d/%d] %s on %s, %s per call", done, total, c.mode().id, c.engine().id(),
+                    sizeLabel(c.size())));
+        }
+
+        void show(String text) {
+            if (on) {
+                err.print("\r\033[K" + text);
+                err.flush();
+            }
+        }
+
+        void done() {
+            if (on) {
+                err.print("\r\033[K");
+                err.flush();
+            }
+        }
+    }
+}
