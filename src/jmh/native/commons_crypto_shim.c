@@ -9,10 +9,14 @@
  * These two functions forward the old names to the new ones. See docs/PERFORMANCE.md
  * ("CTR streams") for how the benchmark JVM is made to find them; never part of sealpipe.
  */
-#include <openssl/evp.h>
-
-#undef EVP_CIPHER_CTX_block_size
-#undef EVP_CIPHER_flags
+/*
+ * No OpenSSL headers needed (so no libssl-dev): the types are opaque here, and the two new
+ * functions are declared as OpenSSL 3.0's <openssl/evp.h> declares them.
+ */
+typedef struct evp_cipher_ctx_st EVP_CIPHER_CTX;
+typedef struct evp_cipher_st EVP_CIPHER;
+int EVP_CIPHER_CTX_get_block_size(const EVP_CIPHER_CTX *ctx);
+unsigned long EVP_CIPHER_get_flags(const EVP_CIPHER *cipher);
 
 #define SHIM_EXPORT __attribute__((visibility("default")))
 

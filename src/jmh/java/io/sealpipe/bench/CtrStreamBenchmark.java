@@ -58,7 +58,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *       (libcrypto.so.3 lacks {@code EVP_CIPHER_CTX_block_size}, {@code EVP_CIPHER_flags}) and the
  *       factory falls back to JCE without a word; the set-up prints what the default picks.
  *   <li>{@code commons-crypto-openssl}: the same streams on its {@code OpenSslCipher}. Loads only
- *       with the benchmark-only shim of {@code src/jmh/native} (make -C src/jmh/native), which the
+ *       with the benchmark-only shim of {@code src/jmh/native} (built by the jmh profile), which the
  *       fork finds through {@code -Djni.library.path=target/jmh-native/commons-crypto}
  *       (set below); without it the trial fails and says why.
  *   <li>{@code sunjce}: a plain {@code Cipher.getInstance("AES/CTR/NoPadding")} (SunJCE): writes
@@ -76,7 +76,6 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@code update} calls on a scratch cipher, and every trial has 5 &times; 2 s of warm-up.
  *
  * <pre>
- * make -C src/jmh/native        # optional: the Commons Crypto shim, for commons-crypto-openssl
  * mvn -Pjmh verify -Djmh.args="CtrStreamBenchmark -prof gc -rf json -rff target/jmh-ctr-stream.json"
  * </pre>
  */
@@ -209,7 +208,7 @@ public class CtrStreamBenchmark {
             CryptoCipherFactory.getCryptoCipher(CTR, p).close();
         } catch (GeneralSecurityException | IOException e) {
             throw new IllegalStateException("Commons Crypto's " + provider + " cipher is not available ("
-                    + rootCause(e) + "); for OPENSSL on OpenSSL 3 build the shim: make -C src/jmh/native"
+                    + rootCause(e) + "); for OPENSSL on OpenSSL 3 the shim is needed: mvn -Pjmh builds it (make -C src/jmh/native)"
                     + shimHint(), e);
         }
         return p;
