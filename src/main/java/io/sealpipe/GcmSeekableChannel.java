@@ -17,7 +17,7 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.NonWritableChannelException;
 import java.nio.channels.SeekableByteChannel;
 import java.util.Arrays;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import javax.crypto.AEADBadTagException;
 
 /**
@@ -46,7 +46,8 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
     private final long finalChunk;       // index of the final (short) chunk
     private final byte[] messageKey;
     private final byte[] baseNonce;
-    private final ConcurrentLinkedQueue<ChunkReader> readers = new ConcurrentLinkedQueue<>();
+    /** Idle readers for positioned reads, one per thread reading at once (more are made, and closed, as needed). */
+    private final AtomicReferenceArray<ChunkReader> readers = new AtomicReferenceArray<>(16);
     private final ChunkReader sequential; // for read(ByteBuffer); keeps its last chunk
     private volatile boolean lengthAuthenticated;
     private long position;
@@ -61,7 +62,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         this.finalChunk = plaintextSize < 0 ? -1 : plaintextSize / CHUNK_SIZE;
 
         byte[] header = new byte[HEADER_LENGTH];
-        int got = readAt(start, header, HEADER_LENGTH);
+        int got = readAt(start, ByteBuffer.wrap(header), HEADER_LENGTH);
         if (got < HEADER_LENGTH) {
             throw new StreamAuthenticationException("truncated message: " + got + " bytes, shorter than the "
                     + HEADER_LENGTH + "-byte header (salt and key commitment)", -1);
@@ -84,6 +85,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
     private final class ChunkReader {
         final AeadCipher cipher = params.newCipher(messageKey);
         final byte[] sealed = new byte[SEALED_CHUNK_SIZE];
+        final ByteBuffer sealedView = ByteBuffer.wrap(sealed); // for the channel, made once
         final byte[] plain = new byte[CHUNK_SIZE];
         final byte[] nonce = new byte[NONCE_LENGTH];
         long chunk = -1; // which chunk plain holds, or -1
@@ -98,7 +100,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
             int sealedLength = index == finalChunk
                     ? (int) (ciphertextLength - Cobblestone.chunkOffset(index))
                     : SEALED_CHUNK_SIZE;
-            int got = readAt(start + Cobblestone.chunkOffset(index), sealed, sealedLength);
+            int got = readAt(start + Cobblestone.chunkOffset(index), sealedView, sealedLength);
             if (got < sealedLength) {
                 throw new StreamAuthenticationException("chunk " + index + " is cut short: the channel shrank to "
                         + (Cobblestone.chunkOffset(index) + got) + " bytes while open", index);
@@ -123,9 +125,9 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         }
     }
 
-    /** Reads up to {@code length} bytes at channel position {@code at}; fewer only at the channel's end. */
-    private int readAt(long at, byte[] into, int length) throws IOException {
-        ByteBuffer dst = ByteBuffer.wrap(into, 0, length);
+    /** Reads up to {@code length} bytes at channel position {@code at} into {@code dst} from its start; fewer only at the channel's end. */
+    private int readAt(long at, ByteBuffer dst, int length) throws IOException {
+        dst.limit(length).position(0);
         while (dst.hasRemaining()) {
             int n;
             if (channel instanceof FileChannel file) {
@@ -209,8 +211,17 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
 
     /** As {@link #read(ByteBuffer, long)} into {@code b[off, off + len)}. */
     public int read(long position, byte[] b, int off, int len) throws IOException {
+        checkOpen();
         Checks.range("b", b, off, len);
-        return read(ByteBuffer.wrap(b, off, len), position);
+        if (position < 0) {
+            throw new IllegalArgumentException("position must be >= 0, not " + position);
+        }
+        ChunkReader reader = borrow();
+        try {
+            return read(b, off, len, position, reader);
+        } finally {
+            giveBack(reader);
+        }
     }
 
     /**
@@ -221,13 +232,38 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
      */
     public void readFully(long position, byte[] b, int off, int len) throws IOException {
         Checks.range("b", b, off, len);
-        ByteBuffer dst = ByteBuffer.wrap(b, off, len);
-        while (dst.hasRemaining()) {
-            if (read(dst, position + (len - dst.remaining())) < 0) {
+        int done = 0;
+        while (done < len) {
+            int n = read(position + done, b, off + done, len - done);
+            if (n < 0) {
                 throw new EOFException("the message ends before position " + (position + len) + " (read "
-                        + (len - dst.remaining()) + " of " + len + " bytes at " + position + ")");
+                        + done + " of " + len + " bytes at " + position + ")");
             }
+            done += n;
         }
+    }
+
+    /** The array form of {@link #read(ByteBuffer, long, ChunkReader)}: no buffer is made around {@code b}. */
+    private int read(byte[] b, int off, int len, long from, ChunkReader reader) throws IOException {
+        if (len == 0) {
+            return 0;
+        }
+        if (plaintextSize < 0 || from >= plaintextSize) {
+            authenticateLength(); // throws if the length is not authentic
+            return -1;
+        }
+        int total = 0;
+        long at = from;
+        while (total < len && at < plaintextSize) {
+            long index = at / CHUNK_SIZE;
+            int inChunk = (int) (at % CHUNK_SIZE);
+            reader.load(index);
+            int n = Math.min(len - total, reader.length - inChunk);
+            System.arraycopy(reader.plain, inChunk, b, off + total, n);
+            total += n;
+            at += n;
+        }
+        return total;
     }
 
     private int read(ByteBuffer dst, long from, ChunkReader reader) throws IOException {
@@ -253,15 +289,33 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
     }
 
     private ChunkReader borrow() {
-        ChunkReader reader = readers.poll();
-        return reader != null ? reader : new ChunkReader();
+        for (int i = 0; i < readers.length(); i++) {
+            ChunkReader r = readers.getAndSet(i, null);
+            if (r != null) {
+                return r;
+            }
+        }
+        return new ChunkReader();
     }
 
     private void giveBack(ChunkReader reader) {
-        if (closed) {
-            reader.close();
-        } else {
-            readers.add(reader);
+        if (!closed) {
+            for (int i = 0; i < readers.length(); i++) {
+                if (readers.compareAndSet(i, null, reader)) {
+                    if (closed) {
+                        close(i); // close() may have emptied the slots before this one was filled
+                    }
+                    return;
+                }
+            }
+        }
+        reader.close(); // closed, or more readers than slots
+    }
+
+    private void close(int slot) {
+        ChunkReader r = readers.getAndSet(slot, null);
+        if (r != null) {
+            r.close();
         }
     }
 
@@ -312,8 +366,11 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         synchronized (this) {
             closer.run(sequential::close);
         }
-        for (ChunkReader r; (r = readers.poll()) != null; ) {
-            closer.run(r::close);
+        for (int i = 0; i < readers.length(); i++) {
+            ChunkReader r = readers.getAndSet(i, null);
+            if (r != null) {
+                closer.run(r::close);
+            }
         }
         Arrays.fill(messageKey, (byte) 0);
         closer.rethrow();
