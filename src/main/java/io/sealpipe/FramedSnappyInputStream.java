@@ -30,7 +30,7 @@ import java.util.zip.CRC32C;
  * through as it is. After a failure every read fails again, never a clean end of stream.
  *
  * <p>With parallelism above 1, the frames ahead are read and handed to shared workers to
- * decompress, up to two per thread, while the reader is served the earlier ones in order.
+ * decompress, 16 or more (4 per thread), while the reader is served the earlier ones in order.
  * {@code close()} waits for the workers. Not thread-safe.
  */
 public final class FramedSnappyInputStream extends InputStream {
@@ -83,7 +83,7 @@ public final class FramedSnappyInputStream extends InputStream {
         this.closeUnderlying = params.closeUnderlying();
         int parallelism = params.parallelism();
         this.helpers = parallelism > 1 ? 1 : 0;
-        this.frames = new Frame[parallelism > 1 ? 8 * parallelism : 1];
+        this.frames = new Frame[SnappyFraming.framesInFlight(parallelism)];
     }
 
     @Override

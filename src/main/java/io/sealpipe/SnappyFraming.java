@@ -42,6 +42,15 @@ final class SnappyFraming {
 
     private static final int MASK_DELTA = 0xa282ead8;
 
+    /**
+     * Frames a stream with this parallelism keeps in flight: 1 alone; else at least 16 (at two
+     * threads fewer left the cores idle while the oldest frame was still being compressed) and 4
+     * per thread, about 140 KiB each: 2.2 MiB up to parallelism 4, 4.5 MiB at 8.
+     */
+    static int framesInFlight(int parallelism) {
+        return parallelism == 1 ? 1 : Math.max(16, 4 * parallelism);
+    }
+
     /** The masked CRC-32C of b[off, off + len) that frames carry. */
     static int maskedCrc(CRC32C crc, byte[] b, int off, int len) {
         crc.reset();
