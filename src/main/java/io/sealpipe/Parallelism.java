@@ -6,6 +6,11 @@ package io.sealpipe;
  * {@code sealpipe-worker-N}, at most one per available processor, ending when idle). Streams
  * wait for their workers before {@code close()} returns, and the bytes a stream writes are the
  * same whatever the setting.
+ *
+ * <p>Parallelism helps a job that has fewer busy streams than cores (one large file, a shuffle
+ * fetch). Where the application already keeps every core busy with streams of its own (a Spark
+ * executor running one task per core), give the streams {@code parallelism(1)}: the workers would
+ * only compete with the tasks.
  */
 public final class Parallelism {
     private Parallelism() {}
