@@ -20,7 +20,6 @@ final class ChunkJob extends ParallelJob<AeadCipher> {
     /** Fewer chunks than this per part cost more in handing over than they save. */
     private static final int MIN_CHUNKS_PER_PART = 2;
 
-    private final ResourcePool<AeadCipher> helperCiphers;
     private final byte[] baseNonce;
     private final int parallelism;
     private final int[] opened;
@@ -39,7 +38,7 @@ final class ChunkJob extends ParallelJob<AeadCipher> {
     private int partCount;
 
     ChunkJob(ResourcePool<AeadCipher> helperCiphers, byte[] baseNonce, int parallelism, ByteBuffer memory) {
-        this.helperCiphers = helperCiphers;
+        super(helperCiphers);
         this.baseNonce = baseNonce;
         this.parallelism = parallelism;
         int maxParts = maxParts(parallelism);
@@ -132,15 +131,5 @@ final class ChunkJob extends ParallelJob<AeadCipher> {
         ByteBuffer v = outViews[part];
         v.limit(outOffset + (start + n) * CHUNK_SIZE).position(outOffset + start * CHUNK_SIZE);
         return v;
-    }
-
-    @Override
-    protected AeadCipher acquire() {
-        return helperCiphers.take();
-    }
-
-    @Override
-    protected void release(AeadCipher cipher) {
-        helperCiphers.give(cipher);
     }
 }

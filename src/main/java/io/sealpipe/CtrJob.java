@@ -40,8 +40,13 @@ final class CtrJob extends ParallelJob<CtrJob.Runner> {
     private int partLength;
 
     CtrJob(CtrStreams params, List<Runner> helpers, int parallelism) {
+        this(params, new ResourcePool<>(helpers), parallelism);
+    }
+
+    private CtrJob(CtrStreams params, ResourcePool<Runner> helpers, int parallelism) {
+        super(helpers);
         this.params = params;
-        this.helpers = new ResourcePool<>(helpers);
+        this.helpers = helpers;
         this.parallelism = parallelism;
     }
 
@@ -70,16 +75,6 @@ final class CtrJob extends ParallelJob<CtrJob.Runner> {
         int n = Math.min(partLength, length - start);
         params.seek(r.cipher, position + start, r.scratch);
         r.cipher.update(in, inOffset + start, n, out, outOffset + start);
-    }
-
-    @Override
-    protected Runner acquire() {
-        return helpers.take();
-    }
-
-    @Override
-    protected void release(Runner r) {
-        helpers.give(r);
     }
 
     /** Waits for the workers and returns the helpers' ciphers, for closing. */

@@ -11,6 +11,7 @@ import static io.sealpipe.SnappyFraming.UNCOMPRESSED;
 
 import io.sealpipe.internal.Checks;
 import io.sealpipe.internal.Closer;
+import io.sealpipe.internal.JobRing;
 import io.sealpipe.internal.ParallelJob;
 import java.io.IOException;
 import java.io.InputStream;
@@ -37,10 +38,8 @@ public final class FramedSnappyInputStream extends InputStream {
     private final InputStream in;
     private final boolean closeUnderlying;
     private final int helpers;
-    private final Frame[] frames;   // a ring: frames[oldest .. oldest + inFlight) are being decompressed
-    private int oldest;
-    private int inFlight;
-    private Frame current;          // the frame being served: current.out[pos, current.length)
+    private final JobRing<Frame> frames; // in flight: read ahead and being decompressed
+    private Frame current;          // the frame being served: current.out[pos, current.length); not in flight
     private int pos;
     private boolean sawIdentifier;
     private boolean ended;          // the wrapped stream ended at a chunk boundary
@@ -53,7 +52,7 @@ public final class FramedSnappyInputStream extends InputStream {
     private final byte[] one = new byte[1];
 
     /** One frame read ahead: its body as read, and its data once decompressed. */
-    private static final class Frame extends ParallelJob<Frame> {
+    private static final class Frame extends ParallelJob<Void> {
         final byte[] body = new byte[MAX_BODY];
         final byte[] out = new byte[BLOCK_SIZE];
         final CRC32C crc = new CRC32C();
@@ -62,19 +61,13 @@ public final class FramedSnappyInputStream extends InputStream {
         long index;
         int length;
 
+        Frame() {
+            super(null); // decompressing needs nothing but the frame's own buffers
+        }
+
         @Override
-        protected void runPart(int part, Frame self) throws IOException {
+        protected void runPart(int part, Void none) throws IOException {
             length = SnappyFraming.decodeFrame(type, body, 0, bodyLength, out, 0, crc, index);
-        }
-
-        @Override
-        protected Frame acquire() {
-            return this;
-        }
-
-        @Override
-        protected void release(Frame self) {
-            // nothing to give back
         }
     }
 
@@ -83,7 +76,7 @@ public final class FramedSnappyInputStream extends InputStream {
         this.closeUnderlying = params.closeUnderlying();
         int parallelism = params.parallelism();
         this.helpers = parallelism > 1 ? 1 : 0;
-        this.frames = new Frame[SnappyFraming.framesInFlight(parallelism)];
+        this.frames = new JobRing<>(SnappyFraming.framesInFlight(parallelism), Frame::new);
     }
 
     @Override
@@ -119,42 +112,24 @@ public final class FramedSnappyInputStream extends InputStream {
     /** Makes the next frame current; false at the end of the stream. */
     private boolean nextFrame() throws IOException {
         try {
-            current = null;
-            while (inFlight < frames.length && !ended) {
-                Frame f = frame((oldest + inFlight) % frames.length);
+            current = null; // its buffers may now be read into again
+            while (!frames.isFull() && !ended) {
+                Frame f = frames.next();
                 if (!readFrame(f)) {
                     break;
                 }
                 f.start(1, helpers);
-                inFlight++;
+                frames.started();
             }
-            if (inFlight == 0) {
+            if (frames.inFlight() == 0) {
                 return false;
             }
-            Frame f = frames[oldest];
-            if (helpers > 0) {
-                // Rather than wait for a worker to finish the oldest, decompress the newest nobody took.
-                for (int i = inFlight - 1; i > 0 && !f.isDone(); i--) {
-                    Frame later = frames[(oldest + i) % frames.length];
-                    later.helpNow(later);
-                }
-            }
-            oldest = (oldest + 1) % frames.length;
-            inFlight--;
-            f.await(f); // decompresses it here if no worker has taken it
-            current = f;
+            current = frames.finishOldest();
             pos = 0;
             return true;
         } catch (IOException | RuntimeException e) {
             throw fail(e);
         }
-    }
-
-    private Frame frame(int i) {
-        if (frames[i] == null) {
-            frames[i] = new Frame();
-        }
-        return frames[i];
     }
 
     /** Reads chunks up to the next data frame into {@code f}; false at the end of the stream. */
@@ -266,20 +241,14 @@ public final class FramedSnappyInputStream extends InputStream {
         }
         closed = true;
         Closer closer = new Closer();
-        for (Frame f : frames) {
-            if (f != null) {
-                f.shutdown(); // waits for a worker still decompressing it
-            }
-        }
+        frames.shutdown(); // waits for the workers still decompressing
         if (closeUnderlying) {
             closer.run(in::close);
         }
-        for (Frame f : frames) {
-            if (f != null) {
-                Arrays.fill(f.out, (byte) 0);
-                Arrays.fill(f.body, (byte) 0);
-            }
-        }
+        frames.forEach(f -> {
+            Arrays.fill(f.out, (byte) 0);
+            Arrays.fill(f.body, (byte) 0);
+        });
         current = null;
         closer.rethrow();
     }

@@ -5,6 +5,7 @@ import static io.sealpipe.SnappyFraming.FRAME_HEADER;
 
 import io.sealpipe.internal.Checks;
 import io.sealpipe.internal.Closer;
+import io.sealpipe.internal.JobRing;
 import io.sealpipe.internal.ParallelJob;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -34,10 +35,8 @@ public final class FramedSnappyOutputStream extends OutputStream {
     private final OutputStream out;
     private final boolean closeUnderlying;
     private final int helpers;
-    private final Frame[] frames; // a ring: frames[oldest .. oldest + inFlight) are being compressed
-    private int filling;          // the frame being filled; never in flight
-    private int oldest;
-    private int inFlight;
+    private final JobRing<Frame> frames; // in flight: being compressed; next(): the frame being filled
+    private final boolean alone;         // parallelism 1: one frame, compressed by this thread
     private boolean headerWritten;
     private long written;
     private boolean closed;
@@ -45,7 +44,7 @@ public final class FramedSnappyOutputStream extends OutputStream {
     private final byte[] one = new byte[1];
 
     /** One frame: its data (gathered here, or the caller's array), and the frame it compresses to. */
-    private static final class Frame extends ParallelJob<Frame> {
+    private static final class Frame extends ParallelJob<Void> {
         final byte[] block = new byte[BLOCK_SIZE];
         final byte[] frame = new byte[FRAME_HEADER + Snappy.maxCompressedLength(BLOCK_SIZE)];
         final CRC32C crc = new CRC32C();
@@ -55,6 +54,10 @@ public final class FramedSnappyOutputStream extends OutputStream {
         int length;
         int encoded;    // SnappyFraming.encodeFrame's result
 
+        Frame() {
+            super(null); // compressing needs nothing but the frame's own buffers
+        }
+
         void begin(byte[] data, int off, int len, int helpers) {
             src = data;
             srcOffset = off;
@@ -63,18 +66,8 @@ public final class FramedSnappyOutputStream extends OutputStream {
         }
 
         @Override
-        protected void runPart(int part, Frame self) throws IOException {
+        protected void runPart(int part, Void none) throws IOException {
             encoded = SnappyFraming.encodeFrame(src, srcOffset, length, frame, crc);
-        }
-
-        @Override
-        protected Frame acquire() {
-            return this;
-        }
-
-        @Override
-        protected void release(Frame self) {
-            // nothing to give back
         }
 
         void wipe() {
@@ -90,7 +83,8 @@ public final class FramedSnappyOutputStream extends OutputStream {
         this.closeUnderlying = params.closeUnderlying();
         int parallelism = params.parallelism();
         this.helpers = parallelism > 1 ? 1 : 0;
-        this.frames = new Frame[SnappyFraming.framesInFlight(parallelism)];
+        this.frames = new JobRing<>(SnappyFraming.framesInFlight(parallelism), Frame::new);
+        this.alone = parallelism == 1;
     }
 
     /** Uncompressed bytes written so far. */
@@ -110,12 +104,12 @@ public final class FramedSnappyOutputStream extends OutputStream {
         Checks.range("b", b, off, len);
         try {
             while (len > 0) {
-                Frame f = frame(filling);
-                if (f.filled == 0 && len >= BLOCK_SIZE && frames.length == 1) {
+                Frame f = frames.next();
+                if (f.filled == 0 && len >= BLOCK_SIZE && alone) {
                     // A whole frame straight from the caller's array, passed on before this returns.
                     f.begin(b, off, BLOCK_SIZE, 0);
-                    f.await(f);
-                    pass(f);
+                    frames.started();
+                    pass(frames.finishOldest());
                     off += BLOCK_SIZE;
                     len -= BLOCK_SIZE;
                     written += BLOCK_SIZE;
@@ -136,40 +130,17 @@ public final class FramedSnappyOutputStream extends OutputStream {
         }
     }
 
-    private Frame frame(int i) {
-        if (frames[i] == null) {
-            frames[i] = new Frame();
-        }
-        return frames[i];
-    }
-
     /** Hands the frame being filled to the workers; if all frames are in flight, finishes the oldest. */
     private void submitFilling() throws IOException {
-        Frame f = frames[filling];
+        Frame f = frames.next();
         f.begin(f.block, 0, f.filled, helpers);
-        inFlight++;
-        filling = (filling + 1) % frames.length;
-        if (inFlight == frames.length) {
-            completeOldest();
+        frames.started();
+        if (frames.isFull()) {
+            pass(frames.finishOldest());
         }
     }
 
-    private void completeOldest() throws IOException {
-        Frame f = frames[oldest];
-        if (helpers > 0) {
-            // Rather than wait for a worker to finish the oldest, compress the newest nobody took.
-            for (int i = inFlight - 1; i > 0 && !f.isDone(); i--) {
-                Frame later = frames[(oldest + i) % frames.length];
-                later.helpNow(later);
-            }
-        }
-        f.await(f); // compresses it here if no worker has taken it
-        pass(f);
-        f.filled = 0;
-        oldest = (oldest + 1) % frames.length;
-        inFlight--;
-    }
-
+    /** Writes a compressed frame out; its buffer is free for the next data after this. */
     private void pass(Frame f) throws IOException {
         writeHeaderOnce();
         if (f.encoded > 0) {
@@ -178,6 +149,7 @@ public final class FramedSnappyOutputStream extends OutputStream {
             out.write(f.frame, 0, FRAME_HEADER);
             out.write(f.src, f.srcOffset, f.length);
         }
+        f.filled = 0;
     }
 
     private void writeHeaderOnce() throws IOException {
@@ -200,11 +172,11 @@ public final class FramedSnappyOutputStream extends OutputStream {
     }
 
     private void passEverything() throws IOException {
-        if (frames[filling] != null && frames[filling].filled > 0) {
+        if (frames.next().filled > 0) {
             submitFilling();
         }
-        while (inFlight > 0) {
-            completeOldest();
+        while (frames.inFlight() > 0) {
+            pass(frames.finishOldest());
         }
         writeHeaderOnce();
     }
@@ -224,19 +196,11 @@ public final class FramedSnappyOutputStream extends OutputStream {
                 }
             });
         }
-        for (Frame f : frames) {
-            if (f != null) {
-                f.shutdown(); // waits for a worker still compressing it
-            }
-        }
+        frames.shutdown(); // waits for the workers still compressing
         if (closeUnderlying) {
             closer.run(out::close);
         }
-        for (Frame f : frames) {
-            if (f != null) {
-                f.wipe();
-            }
-        }
+        frames.forEach(Frame::wipe);
         closer.rethrow();
     }
 

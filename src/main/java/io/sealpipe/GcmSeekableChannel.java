@@ -88,6 +88,8 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         final ByteBuffer sealedView = ByteBuffer.wrap(sealed); // for the channel, made once
         final byte[] plain = new byte[CHUNK_SIZE];
         final byte[] nonce = new byte[NONCE_LENGTH];
+        private ByteBuffer callerView; // over the last caller's array read into, made again only for another array
+        private byte[] callerArray;
         long chunk = -1; // which chunk plain holds, or -1
         int length;
 
@@ -118,7 +120,19 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
             }
         }
 
+        /** {@code b[off, off + len)} as a buffer, without allocating while the caller keeps its array. */
+        ByteBuffer view(byte[] b, int off, int len) {
+            if (callerArray != b) {
+                callerView = ByteBuffer.wrap(b);
+                callerArray = b;
+            }
+            callerView.limit(off + len).position(off);
+            return callerView;
+        }
+
         void close() {
+            callerView = null;
+            callerArray = null;
             cipher.close();
             Arrays.fill(plain, (byte) 0);
             chunk = -1;
@@ -218,7 +232,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         }
         ChunkReader reader = borrow();
         try {
-            return read(b, off, len, position, reader);
+            return read(reader.view(b, off, len), position, reader);
         } finally {
             giveBack(reader);
         }
@@ -241,29 +255,6 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
             }
             done += n;
         }
-    }
-
-    /** The array form of {@link #read(ByteBuffer, long, ChunkReader)}: no buffer is made around {@code b}. */
-    private int read(byte[] b, int off, int len, long from, ChunkReader reader) throws IOException {
-        if (len == 0) {
-            return 0;
-        }
-        if (plaintextSize < 0 || from >= plaintextSize) {
-            authenticateLength(); // throws if the length is not authentic
-            return -1;
-        }
-        int total = 0;
-        long at = from;
-        while (total < len && at < plaintextSize) {
-            long index = at / CHUNK_SIZE;
-            int inChunk = (int) (at % CHUNK_SIZE);
-            reader.load(index);
-            int n = Math.min(len - total, reader.length - inChunk);
-            System.arraycopy(reader.plain, inChunk, b, off + total, n);
-            total += n;
-            at += n;
-        }
-        return total;
     }
 
     private int read(ByteBuffer dst, long from, ChunkReader reader) throws IOException {

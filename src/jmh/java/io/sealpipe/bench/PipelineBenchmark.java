@@ -104,8 +104,8 @@ public class PipelineBenchmark {
         source = new Fixtures.ArraySource(sealed);
         in = newReader(source);
         byte[] head = new byte[4 << 20];
-        readFully(in, head);
-        if (!Arrays.equals(head, 0, head.length, corpus, 0, head.length)) {
+        if (in.readNBytes(head, 0, head.length) != head.length
+                || !Arrays.equals(head, 0, head.length, corpus, 0, head.length)) {
             throw new IllegalStateException(impl + ": the pipeline does not read back what was written");
         }
         in.close();
@@ -141,16 +141,6 @@ public class PipelineBenchmark {
             case "snappy-java" -> new SnappyFramedInputStream(from);
             default -> throw new IllegalArgumentException("unknown impl " + impl);
         };
-    }
-
-    private static void readFully(InputStream in, byte[] b) throws IOException {
-        for (int done = 0; done < b.length; ) {
-            int n = in.read(b, done, b.length - done);
-            if (n < 0) {
-                throw new IOException("ended early");
-            }
-            done += n;
-        }
     }
 
     @TearDown

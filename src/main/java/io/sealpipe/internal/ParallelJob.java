@@ -13,9 +13,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p>{@link #start} begins a round and asks workers to help; {@link #await} has the calling
  * thread take every part nobody has taken yet, then waits for the parts that workers are still
  * running, and rethrows the first failure. Because the owner can always finish alone, a job
- * never waits for a free worker. Each runner needs a resource of its own (a cipher context):
- * the owner passes its own to {@code await}; a worker gets one from {@link #acquire()} and does
- * not help if none is free.
+ * never waits for a free worker. Each runner may need a resource of its own (a cipher context):
+ * the owner passes its own to {@code await}; a worker takes one from the job's pool and does not
+ * help if none is free. Jobs whose parts need none have no pool and get null.
  *
  * <p>Rounds do not overlap: the owner starts the next round only after {@code await} (or
  * {@link #cancelAndWait()}) of the previous one returned. Not for use by several owners at once.
@@ -32,15 +32,15 @@ public abstract class ParallelJob<R> {
     private volatile boolean cancelled;
     private volatile Thread waiter;
     private boolean started;
+    private final ResourcePool<R> helperResources;
 
-    /** Runs part {@code part} of the round with a runner's own resource. */
+    /** @param helperResources what workers run parts with, or null if parts need nothing */
+    protected ParallelJob(ResourcePool<R> helperResources) {
+        this.helperResources = helperResources;
+    }
+
+    /** Runs part {@code part} of the round with a runner's own resource (null if the job has no pool). */
     protected abstract void runPart(int part, R resource) throws Exception;
-
-    /** A resource for a worker, or null if none is free (the worker then does not help). */
-    protected abstract R acquire();
-
-    /** Gives back what {@link #acquire()} returned. */
-    protected abstract void release(R resource);
 
     /** Begins a round of {@code partCount} parts and asks up to {@code helpers} workers to help. */
     public final void start(int partCount, int helpers) {
@@ -155,14 +155,18 @@ public abstract class ParallelJob<R> {
             if (nothingLeft()) {
                 return;
             }
-            R r = acquire();
-            if (r == null) {
+            if (helperResources == null) {
+                work(null);
                 return;
+            }
+            R r = helperResources.take();
+            if (r == null) {
+                return; // every resource is lent: the owner and the other workers do the parts
             }
             try {
                 work(r);
             } finally {
-                release(r);
+                helperResources.give(r);
             }
         } finally {
             helping.decrementAndGet();

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.security.GeneralSecurityException;
+import java.util.Collections;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -19,14 +20,13 @@ class ParallelJobTest {
 
     /** A job whose parts run {@code body}; resources are plain tokens, {@code tokens} of them for workers. */
     static final class TestJob extends ParallelJob<Object> {
-        final AtomicInteger tokens;
         final Set<String> threads = ConcurrentHashMap.newKeySet();
         final AtomicInteger ran = new AtomicInteger();
         volatile IntConsumer body = part -> { };
         volatile Exception toThrow;
 
         TestJob(int tokens) {
-            this.tokens = new AtomicInteger(tokens);
+            super(new ResourcePool<>(Collections.nCopies(tokens, new Object())));
         }
 
         @Override
@@ -37,21 +37,6 @@ class ParallelJobTest {
             if (toThrow != null && part == 1) {
                 throw toThrow;
             }
-        }
-
-        @Override
-        protected Object acquire() {
-            for (int t; (t = tokens.get()) > 0; ) {
-                if (tokens.compareAndSet(t, t - 1)) {
-                    return this;
-                }
-            }
-            return null;
-        }
-
-        @Override
-        protected void release(Object resource) {
-            tokens.incrementAndGet();
         }
     }
 
