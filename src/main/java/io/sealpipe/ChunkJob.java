@@ -9,6 +9,7 @@ import io.sealpipe.internal.ResourcePool;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.concurrent.Executor;
 
 /**
  * Seals or opens a run of full chunks of one message in parts, on the stream's thread and on
@@ -37,8 +38,9 @@ final class ChunkJob extends ParallelJob<AeadCipher> {
     private int partChunks;
     private int partCount;
 
-    ChunkJob(ResourcePool<AeadCipher> helperCiphers, byte[] baseNonce, int parallelism, ByteBuffer memory) {
-        super(helperCiphers);
+    ChunkJob(ResourcePool<AeadCipher> helperCiphers, Executor executor, byte[] baseNonce, int parallelism,
+            ByteBuffer memory) {
+        super(helperCiphers, executor);
         this.baseNonce = baseNonce;
         this.parallelism = parallelism;
         int maxParts = maxParts(parallelism);

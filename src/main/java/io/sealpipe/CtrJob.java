@@ -44,7 +44,7 @@ final class CtrJob extends ParallelJob<CtrJob.Runner> {
     }
 
     private CtrJob(CtrStreams params, ResourcePool<Runner> helpers, int parallelism) {
-        super(helpers);
+        super(helpers, params.executor());
         this.params = params;
         this.helpers = helpers;
         this.parallelism = parallelism;

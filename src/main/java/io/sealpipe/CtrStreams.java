@@ -5,6 +5,7 @@ import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Engines;
 import io.sealpipe.engine.StreamCipher;
 import io.sealpipe.internal.Checks;
+import io.sealpipe.internal.Workers;
 import io.sealpipe.internal.CtrMath;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import javax.security.auth.Destroyable;
 
 /**
@@ -57,6 +59,7 @@ public final class CtrStreams implements Destroyable {
     private final long streamOffset;
     private final boolean closeUnderlying;
     private final int parallelism;
+    private final Executor executor;
 
     private CtrStreams(Builder b) {
         this.key = AesKey.copyOf(b.key.bytes());
@@ -66,6 +69,7 @@ public final class CtrStreams implements Destroyable {
         this.streamOffset = b.streamOffset;
         this.closeUnderlying = b.closeUnderlying;
         this.parallelism = b.parallelism;
+        this.executor = b.executor != null ? b.executor : Workers.shared();
     }
 
     public static Builder builder() {
@@ -128,6 +132,11 @@ public final class CtrStreams implements Destroyable {
     /** How many threads (this one and shared workers) may work on one large read or write. */
     public int parallelism() {
         return parallelism;
+    }
+
+    /** Where helper tasks run: the builder's executor, or sealpipe's shared workers. */
+    Executor executor() {
+        return executor;
     }
 
     /**
@@ -210,7 +219,8 @@ public final class CtrStreams implements Destroyable {
         private int bufferSize = DEFAULT_BUFFER_SIZE;
         private long streamOffset;
         private boolean closeUnderlying = true;
-        private int parallelism = Parallelism.DEFAULT;
+        private int parallelism; // 0 until set: Parallelism.defaultParallelism() at build()
+        private Executor executor;
 
         private Builder() {}
 
@@ -276,14 +286,26 @@ public final class CtrStreams implements Destroyable {
 
         /**
          * How many threads may encrypt or decrypt one large write or read (256 KiB or more): the
-         * stream's own and, above 1, shared daemon workers, each on its own counter range
-         * (default {@link Parallelism#DEFAULT}: the available processors, at most 8). The bytes
-         * are the same whatever the setting.
+         * stream's own and, above 1, helpers on the {@link #executor(Executor) executor}, each on
+         * its own counter range (default {@link Parallelism#defaultParallelism()}: 1, or the
+         * system property {@value Parallelism#PROPERTY}). The bytes are the same whatever the
+         * setting.
          *
          * @throws IllegalArgumentException if not 1..{@link Parallelism#MAX}
          */
         public Builder parallelism(int parallelism) {
             this.parallelism = Parallelism.check(parallelism);
+            return this;
+        }
+
+        /**
+         * Where helper tasks run when parallelism is above 1: the application's own threads
+         * (default: sealpipe's shared daemon workers). Tasks are short and never block; the
+         * stream's own thread does whatever no task took, so an executor that is busy, or
+         * rejects tasks, slows the stream down but never blocks it. Has no effect at parallelism 1.
+         */
+        public Builder executor(Executor executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
             return this;
         }
 
@@ -294,6 +316,9 @@ public final class CtrStreams implements Destroyable {
             }
             if (iv == null) {
                 throw new IllegalStateException("an IV is required: call iv(...)");
+            }
+            if (parallelism == 0) {
+                parallelism = Parallelism.defaultParallelism();
             }
             return new CtrStreams(this);
         }

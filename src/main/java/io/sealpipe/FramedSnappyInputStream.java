@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.ClosedChannelException;
 import java.util.Arrays;
+import java.util.concurrent.Executor;
 import java.util.zip.CRC32C;
 
 /**
@@ -61,8 +62,8 @@ public final class FramedSnappyInputStream extends InputStream {
         long index;
         int length;
 
-        Frame() {
-            super(null); // decompressing needs nothing but the frame's own buffers
+        Frame(Executor executor) {
+            super(null, executor); // decompressing needs nothing but the frame's own buffers
         }
 
         @Override
@@ -76,7 +77,7 @@ public final class FramedSnappyInputStream extends InputStream {
         this.closeUnderlying = params.closeUnderlying();
         int parallelism = params.parallelism();
         this.helpers = parallelism > 1 ? 1 : 0;
-        this.frames = new JobRing<>(SnappyFraming.framesInFlight(parallelism), Frame::new);
+        this.frames = new JobRing<>(SnappyFraming.framesInFlight(parallelism), () -> new Frame(params.executor()));
     }
 
     @Override

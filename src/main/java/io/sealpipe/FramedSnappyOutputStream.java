@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.channels.ClosedChannelException;
 import java.util.Arrays;
+import java.util.concurrent.Executor;
 import java.util.zip.CRC32C;
 import org.xerial.snappy.Snappy;
 
@@ -54,8 +55,8 @@ public final class FramedSnappyOutputStream extends OutputStream {
         int length;
         int encoded;    // SnappyFraming.encodeFrame's result
 
-        Frame() {
-            super(null); // compressing needs nothing but the frame's own buffers
+        Frame(Executor executor) {
+            super(null, executor); // compressing needs nothing but the frame's own buffers
         }
 
         void begin(byte[] data, int off, int len, int helpers) {
@@ -83,7 +84,7 @@ public final class FramedSnappyOutputStream extends OutputStream {
         this.closeUnderlying = params.closeUnderlying();
         int parallelism = params.parallelism();
         this.helpers = parallelism > 1 ? 1 : 0;
-        this.frames = new JobRing<>(SnappyFraming.framesInFlight(parallelism), Frame::new);
+        this.frames = new JobRing<>(SnappyFraming.framesInFlight(parallelism), () -> new Frame(params.executor()));
         this.alone = parallelism == 1;
     }
 

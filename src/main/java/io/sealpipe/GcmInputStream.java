@@ -369,7 +369,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         helperCiphers = new ResourcePool<>(params.newCiphers(messageKey, helpers));
         Arrays.fill(messageKey, (byte) 0);
         messageKey = null;
-        job = new ChunkJob(helperCiphers, baseNonce, params.parallelism(), memory);
+        job = new ChunkJob(helperCiphers, params.executor(), baseNonce, params.parallelism(), memory);
         if (source != null) {
             byte[] bigger = new byte[GcmParallelWriter.BATCH_CHUNKS * SEALED_CHUNK_SIZE + 1];
             int pending = sealedLimit - sealedPos;

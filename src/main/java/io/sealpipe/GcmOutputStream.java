@@ -177,7 +177,7 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
         ResourcePool<AeadCipher> pool = new ResourcePool<>(params.newCiphers(messageKey, helpers));
         Arrays.fill(messageKey, (byte) 0);
         messageKey = null;
-        parallel = new GcmParallelWriter(sink, cipher, pool, baseNonce, params.parallelism(), nextChunk, plain, plainLength);
+        parallel = new GcmParallelWriter(sink, cipher, pool, params.executor(), baseNonce, params.parallelism(), nextChunk, plain, plainLength);
         Arrays.fill(plain, (byte) 0);
         plainLength = 0;
         return true;

@@ -11,11 +11,12 @@ import io.sealpipe.internal.ResourcePool;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.concurrent.Executor;
 
 /**
  * The chunk sealing of a {@link GcmOutputStream} with parallelism above 1, which the stream
  * switches to once a message is long enough to gain from it. Plaintext is gathered in two
- * batches of {@link #BATCH_CHUNKS} chunks: while workers seal a full batch, the writer fills the
+ * batches of {@link #BATCH_CHUNKS} chunks: while helpers seal a full batch, the writer fills the
  * other one, and the sealed batches are passed on in order. Writes of {@link #DIRECT_CHUNKS}
  * chunks or more are sealed straight from the caller's array, split among the stream's thread
  * and the workers, before {@code write} returns. The bytes written are exactly those of the
@@ -30,6 +31,7 @@ final class GcmParallelWriter {
     private final CiphertextSink sink;
     private final AeadCipher own;
     private final ResourcePool<AeadCipher> helperCiphers;
+    private final Executor executor;
     private final byte[] baseNonce;
     private final byte[] nonce = new byte[NONCE_LENGTH];
     private final Batch[] batches;
@@ -45,7 +47,7 @@ final class GcmParallelWriter {
         int sealedLength; // sealed[0, sealedLength) once job is awaited
 
         Batch(int parallelism) {
-            job = new ChunkJob(helperCiphers, baseNonce, parallelism, null);
+            job = new ChunkJob(helperCiphers, executor, baseNonce, parallelism, null);
         }
     }
 
@@ -54,9 +56,10 @@ final class GcmParallelWriter {
      * bytes of a not yet full chunk in {@code plain}; the header and every sealed chunk were
      * passed on already.
      */
-    GcmParallelWriter(CiphertextSink sink, AeadCipher own, ResourcePool<AeadCipher> helperCiphers, byte[] baseNonce,
-            int parallelism, long nextChunk, byte[] plain, int partial) {
+    GcmParallelWriter(CiphertextSink sink, AeadCipher own, ResourcePool<AeadCipher> helperCiphers, Executor executor,
+            byte[] baseNonce, int parallelism, long nextChunk, byte[] plain, int partial) {
         this.sink = sink;
+        this.executor = executor;
         this.own = own;
         this.helperCiphers = helperCiphers;
         this.baseNonce = baseNonce;

@@ -4,6 +4,7 @@ import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Engines;
+import io.sealpipe.internal.Workers;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -16,6 +17,7 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import javax.security.auth.Destroyable;
 
@@ -62,6 +64,7 @@ public final class GcmStreams implements Destroyable {
     private final CryptoEngine engine;
     private final boolean closeUnderlying;
     private final int parallelism;
+    private final Executor executor;
     private final Consumer<byte[]> saltSource;
 
     private GcmStreams(Builder b) {
@@ -70,6 +73,7 @@ public final class GcmStreams implements Destroyable {
         this.engine = b.engine != null ? b.engine : Engines.auto();
         this.closeUnderlying = b.closeUnderlying;
         this.parallelism = b.parallelism;
+        this.executor = b.executor != null ? b.executor : Workers.shared();
         this.saltSource = b.saltSource;
     }
 
@@ -156,6 +160,11 @@ public final class GcmStreams implements Destroyable {
         return parallelism;
     }
 
+    /** Where helper tasks run: the builder's executor, or sealpipe's shared workers. */
+    Executor executor() {
+        return executor;
+    }
+
     /**
      * {@code count} more ciphers keyed with a message key, for workers; if one cannot be made,
      * those made are closed and the failure is thrown.
@@ -218,7 +227,8 @@ public final class GcmStreams implements Destroyable {
         private byte[] context = new byte[0];
         private CryptoEngine engine;
         private boolean closeUnderlying = true;
-        private int parallelism = Parallelism.DEFAULT;
+        private int parallelism; // 0 until set: Parallelism.defaultParallelism() at build()
+        private Executor executor;
         private Consumer<byte[]> saltSource = RANDOM::nextBytes;
 
         private Builder() {}
@@ -268,14 +278,26 @@ public final class GcmStreams implements Destroyable {
 
         /**
          * How many threads may seal or open the chunks of one stream: the stream's own and, above
-         * 1, shared daemon workers (default {@link Parallelism#DEFAULT}: the available processors,
-         * at most 8). A stream works alone until its first MiB, so short messages never wait for
-         * a thread. The bytes written are the same whatever the setting.
+         * 1, helpers on the {@link #executor(Executor) executor} (default {@link
+         * Parallelism#defaultParallelism()}: 1, or the system property {@value
+         * Parallelism#PROPERTY}). A stream works alone until its first MiB, so short messages
+         * never wait for a thread. The bytes written are the same whatever the setting.
          *
          * @throws IllegalArgumentException if not 1..{@link Parallelism#MAX}
          */
         public Builder parallelism(int parallelism) {
             this.parallelism = Parallelism.check(parallelism);
+            return this;
+        }
+
+        /**
+         * Where helper tasks run when parallelism is above 1: the application's own threads
+         * (default: sealpipe's shared daemon workers). Tasks are short and never block; the
+         * stream's own thread does whatever no task took, so an executor that is busy, or
+         * rejects tasks, slows the stream down but never blocks it. Has no effect at parallelism 1.
+         */
+        public Builder executor(Executor executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
             return this;
         }
 
@@ -302,6 +324,9 @@ public final class GcmStreams implements Destroyable {
             }
             if (key.length() != 16 && key.length() != 32) {
                 throw new IllegalArgumentException("key must be 16 or 32 bytes, not " + key.length());
+            }
+            if (parallelism == 0) {
+                parallelism = Parallelism.defaultParallelism();
             }
             return new GcmStreams(this);
         }

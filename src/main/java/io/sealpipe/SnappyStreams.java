@@ -1,8 +1,10 @@
 package io.sealpipe;
 
+import io.sealpipe.internal.Workers;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 
 /**
  * Compression for the compress-then-encrypt pipeline: streams in the standard Snappy framing
@@ -31,16 +33,18 @@ import java.util.Objects;
  * attacker-chosen data in one stream.
  *
  * <p>With {@link Builder#parallelism parallelism} above 1, frames are compressed (or
- * decompressed) by shared workers while this thread passes the previous frames on to the next
+ * decompressed) by helper threads while this thread passes the previous frames on to the next
  * layer, so compression and encryption run at once; the bytes are the same whatever the setting.
  * An instance is immutable and thread-safe; each stream it makes is for one thread at a time.
  */
 public final class SnappyStreams {
     private final int parallelism;
+    private final Executor executor;
     private final boolean closeUnderlying;
 
     private SnappyStreams(Builder b) {
         this.parallelism = b.parallelism;
+        this.executor = b.executor != null ? b.executor : Workers.shared();
         this.closeUnderlying = b.closeUnderlying;
     }
 
@@ -64,6 +68,11 @@ public final class SnappyStreams {
         return parallelism;
     }
 
+    /** Where helper tasks run: the builder's executor, or sealpipe's shared workers. */
+    Executor executor() {
+        return executor;
+    }
+
     boolean closeUnderlying() {
         return closeUnderlying;
     }
@@ -75,19 +84,33 @@ public final class SnappyStreams {
 
     /** Collects the settings. */
     public static final class Builder {
-        private int parallelism = Parallelism.DEFAULT;
+        private int parallelism; // 0 until set: Parallelism.defaultParallelism() at build()
+        private Executor executor;
         private boolean closeUnderlying = true;
 
         private Builder() {}
 
         /**
          * How many threads may compress or decompress the frames of one stream: the stream's own
-         * and, above 1, shared daemon workers (default {@link Parallelism#DEFAULT}).
+         * and, above 1, helpers on the {@link #executor(Executor) executor} (default {@link
+         * Parallelism#defaultParallelism()}: 1, or the system property {@value
+         * Parallelism#PROPERTY}).
          *
          * @throws IllegalArgumentException if not 1..{@link Parallelism#MAX}
          */
         public Builder parallelism(int parallelism) {
             this.parallelism = Parallelism.check(parallelism);
+            return this;
+        }
+
+        /**
+         * Where helper tasks run when parallelism is above 1: the application's own threads
+         * (default: sealpipe's shared daemon workers). Tasks are short and never block; the
+         * stream's own thread does whatever no task took, so an executor that is busy, or
+         * rejects tasks, slows the stream down but never blocks it. Has no effect at parallelism 1.
+         */
+        public Builder executor(Executor executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
             return this;
         }
 
@@ -98,6 +121,9 @@ public final class SnappyStreams {
         }
 
         public SnappyStreams build() {
+            if (parallelism == 0) {
+                parallelism = Parallelism.defaultParallelism();
+            }
             return new SnappyStreams(this);
         }
     }

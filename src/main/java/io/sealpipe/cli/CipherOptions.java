@@ -144,7 +144,7 @@ final class CipherOptions {
     /** The parallelism of --threads, or the default. */
     int threads() {
         if (threads == null) {
-            return Parallelism.DEFAULT;
+            return Parallelism.AUTO;
         }
         if (threads < 1 || threads > Parallelism.MAX) {
             throw bad("--threads must be 1.." + Parallelism.MAX + ", not " + threads);

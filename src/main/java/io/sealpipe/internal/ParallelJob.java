@@ -1,21 +1,30 @@
 package io.sealpipe.internal;
 
 import java.io.IOException;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * A piece of a stream's work split into independent parts (chunks to seal, frames to compress),
- * run by the stream's own thread and by {@link Workers} that help. One object is reused for
- * round after round, so steady state allocates nothing.
+ * run by the stream's own thread and by helper tasks on an {@link Executor} (the application's,
+ * or the shared {@link Workers}). One object is reused for round after round.
  *
- * <p>{@link #start} begins a round and asks workers to help; {@link #await} has the calling
+ * <p>{@link #start} begins a round and asks for helpers; {@link #await} has the calling
  * thread take every part nobody has taken yet, then waits for the parts that workers are still
  * running, and rethrows the first failure. Because the owner can always finish alone, a job
  * never waits for a free worker. Each runner may need a resource of its own (a cipher context):
  * the owner passes its own to {@code await}; a worker takes one from the job's pool and does not
  * help if none is free. Jobs whose parts need none have no pool and get null.
+ *
+ * <p>A helper task that runs late finds its round finished and returns at once, or helps with
+ * the round in progress then. The job keeps at most as many helper tasks waiting in the
+ * executor as one round asks for, so a busy executor never piles up requests, and one that
+ * rejects a task only means the owner does more of the work. Nobody spins: the owner parks
+ * until the last part that a helper runs is done.
  *
  * <p>Rounds do not overlap: the owner starts the next round only after {@code await} (or
  * {@link #cancelAndWait()}) of the previous one returned. Not for use by several owners at once.
@@ -27,22 +36,31 @@ public abstract class ParallelJob<R> {
     private final AtomicLong parts = new AtomicLong();
     private final AtomicInteger done = new AtomicInteger();
     private final AtomicInteger helping = new AtomicInteger();
+    /** Helper tasks handed to the executor and not yet started. */
+    private final AtomicInteger requested = new AtomicInteger();
     private volatile int count;
     private volatile Throwable failure;
     private volatile boolean cancelled;
     private volatile Thread waiter;
+    private volatile Thread closer;
     private boolean started;
     private final ResourcePool<R> helperResources;
+    private final Executor executor;
+    private final Runnable helper = this::runHelper;
 
-    /** @param helperResources what workers run parts with, or null if parts need nothing */
-    protected ParallelJob(ResourcePool<R> helperResources) {
+    /**
+     * @param helperResources what helpers run parts with, or null if parts need nothing
+     * @param executor where helper tasks run
+     */
+    protected ParallelJob(ResourcePool<R> helperResources, Executor executor) {
         this.helperResources = helperResources;
+        this.executor = Objects.requireNonNull(executor, "executor");
     }
 
     /** Runs part {@code part} of the round with a runner's own resource (null if the job has no pool). */
     protected abstract void runPart(int part, R resource) throws Exception;
 
-    /** Begins a round of {@code partCount} parts and asks up to {@code helpers} workers to help. */
+    /** Begins a round of {@code partCount} parts and asks for up to {@code helpers} helpers. */
     public final void start(int partCount, int helpers) {
         if (started) {
             throw new IllegalStateException("the previous round was not awaited");
@@ -54,8 +72,32 @@ public abstract class ParallelJob<R> {
         done.set(0);
         parts.set((long) partCount << 32); // publishes the round: workers may take parts from here on
         if (helpers > 0) {
-            Workers.offer(this, Math.min(helpers, partCount));
+            requestHelpers(Math.min(helpers, partCount));
         }
+    }
+
+    /**
+     * Hands helper tasks to the executor until {@code wanted} are waiting there (those of an
+     * earlier round that have not started yet count: they will help with this one).
+     */
+    private void requestHelpers(int wanted) {
+        // Only the owner adds requests; helpers starting meanwhile only make the count smaller.
+        // Bounded by wanted, so an executor that runs tasks in the calling thread is fine too.
+        int missing = wanted - requested.get();
+        for (int i = 0; i < missing; i++) {
+            requested.incrementAndGet();
+            try {
+                executor.execute(helper);
+            } catch (RejectedExecutionException e) {
+                requested.decrementAndGet(); // a saturated or shut-down executor: the owner does the work
+                return;
+            }
+        }
+    }
+
+    private void runHelper() {
+        requested.decrementAndGet();
+        help();
     }
 
     /** Whether every part of the round in progress has finished (true if none is). */
@@ -119,9 +161,12 @@ public abstract class ParallelJob<R> {
      */
     public final Throwable shutdown() {
         Throwable f = cancelAndWait();
+        // A helper may still be leaving help() (it takes no part of a finished round): wait for it.
+        closer = Thread.currentThread();
         while (helping.get() > 0) {
-            Thread.yield(); // a worker is leaving help(): it takes no part of a finished round
+            LockSupport.park(this);
         }
+        closer = null;
         return f;
     }
 
@@ -131,24 +176,14 @@ public abstract class ParallelJob<R> {
         }
         waiter = Thread.currentThread();
         work(own);
-        long spinUntil = 0;
         while (done.get() < count) {
-            // The parts still running end within one part's time: wait awake for a while,
-            // because being woken from park costs tens of microseconds.
-            if (spinUntil == 0) {
-                spinUntil = System.nanoTime() + Workers.SPIN_NANOS;
-            }
-            if (System.nanoTime() < spinUntil) {
-                Thread.yield(); // awake, but giving way to threads that have work
-            } else {
-                LockSupport.park(this);
-            }
+            LockSupport.park(this); // the helper that finishes the last part unparks this thread
         }
         waiter = null;
         started = false;
     }
 
-    /** Called by a worker. */
+    /** Runs parts of the round in progress, if any are left; what a helper task does. */
     final void help() {
         helping.incrementAndGet();
         try {
@@ -161,7 +196,7 @@ public abstract class ParallelJob<R> {
             }
             R r = helperResources.take();
             if (r == null) {
-                return; // every resource is lent: the owner and the other workers do the parts
+                return; // every resource is lent: the owner and the other helpers do the parts
             }
             try {
                 work(r);
@@ -169,7 +204,12 @@ public abstract class ParallelJob<R> {
                 helperResources.give(r);
             }
         } finally {
-            helping.decrementAndGet();
+            if (helping.decrementAndGet() == 0) {
+                Thread c = closer;
+                if (c != null) {
+                    LockSupport.unpark(c);
+                }
+            }
         }
     }
 

@@ -8,9 +8,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.security.GeneralSecurityException;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntConsumer;
 import org.junit.jupiter.api.Test;
@@ -18,7 +26,7 @@ import org.junit.jupiter.api.Test;
 /** The split-into-parts machinery under the parallel streams, on its own. */
 class ParallelJobTest {
 
-    /** A job whose parts run {@code body}; resources are plain tokens, {@code tokens} of them for workers. */
+    /** A job whose parts run {@code body}; resources are plain tokens, {@code tokens} of them for helpers. */
     static final class TestJob extends ParallelJob<Object> {
         final Set<String> threads = ConcurrentHashMap.newKeySet();
         final AtomicInteger ran = new AtomicInteger();
@@ -26,7 +34,11 @@ class ParallelJobTest {
         volatile Exception toThrow;
 
         TestJob(int tokens) {
-            super(new ResourcePool<>(Collections.nCopies(tokens, new Object())));
+            this(tokens, Workers.shared());
+        }
+
+        TestJob(int tokens, Executor executor) {
+            super(new ResourcePool<>(Collections.nCopies(tokens, new Object())), executor);
         }
 
         @Override
@@ -40,27 +52,127 @@ class ParallelJobTest {
         }
     }
 
-    private static void sleep(int part) {
+    /** Waits for {@code latch}; the timeout only turns a lost helper into a failure instead of a hang. */
+    private static void awaitOrFail(CountDownLatch latch, String what) {
         try {
-            Thread.sleep(30);
+            if (!latch.await(60, TimeUnit.SECONDS)) {
+                throw new AssertionError(what + ": " + workerDump());
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * Two parts that each wait until both are running: the round can only finish if a helper
+     * runs one part while the owner runs the other.
+     */
+    private static TestJob twoPartsThatNeedAHelper(Executor executor) {
+        TestJob job = new TestJob(1, executor);
+        CountDownLatch bothRunning = new CountDownLatch(2);
+        job.body = part -> {
+            bothRunning.countDown();
+            awaitOrFail(bothRunning, "part " + part + " ran alone: no helper took the other part");
+        };
+        return job;
+    }
+
+    @Test
+    void aHelperTakesPartsWhileTheOwnerWorksToo() throws IOException {
+        TestJob job = twoPartsThatNeedAHelper(Workers.shared());
+        job.start(2, 1);
+        job.await(job);
+        assertEquals(2, job.ran.get());
+        assertTrue(job.threads.contains(Thread.currentThread().getName()), "the owner ran a part: " + job.threads);
+        assertTrue(job.threads.stream().anyMatch(t -> t.startsWith(Workers.THREAD_NAME_PREFIX)),
+                () -> "a worker ran a part: " + job.threads);
+        assertFalse(job.inProgress());
+    }
+
+    /**
+     * The failure of issue 11: once many rounds had asked for more helpers than there were free
+     * workers, the old pool's table of pending jobs was full and every later request for help
+     * was dropped. Here every worker is held busy while 200 rounds ask for help they cannot get;
+     * a job that asks for help then must still get it once the workers are free.
+     */
+    @Test
+    void helpAskedForWhileEveryWorkerIsBusyComesWhenOneIsFree() throws Exception {
+        int threads = Workers.MAX_THREADS;
+        CountDownLatch blockersRunning = new CountDownLatch(threads + 1);
+        CountDownLatch release = new CountDownLatch(1);
+        TestJob blocker = new TestJob(threads);
+        blocker.body = part -> {
+            blockersRunning.countDown();
+            awaitOrFail(release, "the test never released the blocking parts");
+        };
+        Thread blockerOwner = new Thread(() -> {
+            blocker.start(threads + 1, threads);
+            try {
+                blocker.await(blocker);
+            } catch (IOException e) {
+                throw new AssertionError(e);
+            }
+        }, "blocker-owner");
+        blockerOwner.start();
+        awaitOrFail(blockersRunning, "the workers did not all take a blocking part");
+
+        for (int i = 0; i < 200; i++) {
+            TestJob unhelped = new TestJob(8);
+            unhelped.start(4, 8);
+            unhelped.await(unhelped); // the owner does it all: every worker is blocked
+            assertEquals(4, unhelped.ran.get());
+        }
+
+        TestJob probe = twoPartsThatNeedAHelper(Workers.shared());
+        probe.start(2, 1);
+        release.countDown();
+        probe.await(probe);
+        blockerOwner.join();
+        assertEquals(2, probe.ran.get());
+        assertTrue(probe.threads.stream().anyMatch(t -> t.startsWith(Workers.THREAD_NAME_PREFIX)), () -> "" + probe.threads);
+    }
+
+    @Test
+    void helpersRunOnTheApplicationsExecutor() throws Exception {
+        ExecutorService app = Executors.newFixedThreadPool(2, r -> new Thread(r, "app-thread"));
+        try {
+            TestJob job = twoPartsThatNeedAHelper(app);
+            job.start(2, 1);
+            job.await(job);
+            assertEquals(Set.of(Thread.currentThread().getName(), "app-thread"), job.threads);
+        } finally {
+            app.shutdownNow();
         }
     }
 
     @Test
-    void workersTakePartsWhileTheOwnerWorksToo() throws IOException {
-        TestJob job = new TestJob(8);
-        job.body = ParallelJobTest::sleep;
-        job.start(20, Workers.MAX_THREADS);
-        job.await(job);
-        assertEquals(20, job.ran.get());
-        assertTrue(job.threads.contains(Thread.currentThread().getName()) || Workers.MAX_THREADS > 1);
-        if (Workers.MAX_THREADS > 1) {
-            assertTrue(job.threads.stream().anyMatch(t -> t.startsWith(Workers.THREAD_NAME_PREFIX)),
-                    () -> "a worker helped: " + job.threads + "; workers: " + workerDump());
+    void anExecutorThatRejectsOrRunsInlineLeavesTheWorkToTheOwner() throws IOException {
+        TestJob rejected = new TestJob(4, task -> {
+            throw new RejectedExecutionException("full");
+        });
+        rejected.start(6, 3);
+        rejected.await(rejected);
+        assertEquals(6, rejected.ran.get());
+
+        TestJob inline = new TestJob(4, Runnable::run); // helpers run in start(), in this thread
+        inline.start(6, 3);
+        inline.await(inline);
+        assertEquals(6, inline.ran.get());
+        assertEquals(Set.of(Thread.currentThread().getName()), inline.threads);
+    }
+
+    @Test
+    void requestsDoNotPileUpInABusyExecutor() throws IOException {
+        List<Runnable> queued = new ArrayList<>();
+        TestJob job = new TestJob(4, queued::add); // an executor that never runs anything
+        for (int round = 0; round < 100; round++) {
+            job.start(8, 3);
+            job.await(job);
         }
-        assertFalse(job.inProgress());
+        assertEquals(3, queued.size(), "one request per helper a round asks for, not one per round");
+        queued.forEach(Runnable::run); // late helpers find their rounds finished
+        assertEquals(800, job.ran.get());
     }
 
     private static String workerDump() {
@@ -73,13 +185,12 @@ class ParallelJobTest {
                 }
             }
         });
-        return b.append("\nlive: ").append(Workers.liveThreads()).append(", pending: ").append(Workers.pendingJobs())
-                .toString();
+        return b.append("\nlive: ").append(Workers.liveThreads()).toString();
     }
 
     @Test
     void theOwnerFinishesAloneWhenNoWorkerHelps() throws IOException {
-        TestJob job = new TestJob(0); // workers get no resource, so they cannot help
+        TestJob job = new TestJob(0); // helpers get no resource, so they cannot help
         job.start(5, 4);
         job.await(job);
         assertEquals(5, job.ran.get());
