@@ -142,7 +142,10 @@ public final class CtrStreams implements Destroyable {
         this.parallelism = from.parallelism;
     }
 
-    /** Decrypts {@code in} sequentially; {@code seek} and positioned reads are not available. */
+    /**
+     * Decrypts {@code in} sequentially; {@code seek} and positioned reads are not available (for a
+     * Hadoop {@code FSDataInputStream} they are, through {@link #decrypt(PositionedInput)}).
+     */
     public CryptoInputStream decrypt(InputStream in) {
         return new CryptoInputStream(CiphertextSource.of(in), this);
     }
@@ -165,6 +168,22 @@ public final class CtrStreams implements Destroyable {
      * content must not change while the stream is in use.
      */
     public CryptoInputStream decrypt(ByteBuffer in) {
+        Objects.requireNonNull(in, "in");
+        return new CryptoInputStream(CiphertextSource.of(in), this);
+    }
+
+    /**
+     * Decrypts ciphertext read by position, such as a Hadoop {@code FSDataInputStream}'s
+     * positioned reads: {@code ctr.decrypt(fsIn::read)}. The input's position 0 holds stream
+     * position {@link Builder#streamOffset(long) streamOffset}. The stream can seek and serves
+     * positioned reads, thread-safe as the input's reads are (Hadoop requires them to be); its
+     * sequential reads are positioned reads at a position of its own, so they never move the
+     * input. Closing the stream does not close what the input reads from. {@code available()}
+     * counts only decrypted bytes not yet returned, as the input has no size.
+     *
+     * @see PositionedInput
+     */
+    public CryptoInputStream decrypt(PositionedInput in) {
         Objects.requireNonNull(in, "in");
         return new CryptoInputStream(CiphertextSource.of(in), this);
     }
