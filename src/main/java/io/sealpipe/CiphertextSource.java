@@ -10,7 +10,8 @@ import java.nio.channels.SeekableByteChannel;
 
 /**
  * Where an input stream reads ciphertext from: an InputStream, a ReadableByteChannel, a
- * SeekableByteChannel or a ByteBuffer; the last two allow seeking and positioned reads.
+ * SeekableByteChannel, a ByteBuffer or a PositionedInput; the last three allow seeking and
+ * positioned reads.
  */
 abstract class CiphertextSource implements AutoCloseable {
 
@@ -82,6 +83,10 @@ abstract class CiphertextSource implements AutoCloseable {
 
     static CiphertextSource of(ByteBuffer in) {
         return new BufferSource(in);
+    }
+
+    static CiphertextSource of(PositionedInput in) {
+        return new PositionedSource(in);
     }
 
     private static final class StreamSource extends CiphertextSource {
@@ -336,6 +341,88 @@ abstract class CiphertextSource implements AutoCloseable {
         @Override
         public void close() {
             // nothing to release: the buffer belongs to the caller
+        }
+    }
+
+    /**
+     * Ciphertext read by position only (a Hadoop {@code FSDataInputStream}'s positioned read):
+     * sequential reads keep a cursor of their own, starting at the input's position 0; positioned
+     * reads go straight to the input, which is safe from several threads by its contract. The
+     * input has no size and nothing to close.
+     */
+    private static final class PositionedSource extends CiphertextSource {
+        private final PositionedInput in;
+        private final byte[] probe = new byte[1]; // for skip; ciphertext only
+        private long cursor;
+
+        PositionedSource(PositionedInput in) {
+            this.in = in;
+        }
+
+        @Override
+        int read(byte[] b, int off, int len) throws IOException {
+            if (len == 0) {
+                return 0;
+            }
+            int n;
+            do {
+                n = in.read(cursor, b, off, len); // 0 breaks the input's contract: ask again, as for channels
+            } while (n == 0);
+            if (n > 0) {
+                cursor += n;
+            }
+            return n;
+        }
+
+        /**
+         * Skips n bytes if the last of them exists; otherwise finds the end by halving the
+         * distance, with one-byte reads (only near the end: the input cannot say its size).
+         */
+        @Override
+        long skip(long n) throws IOException {
+            long skippable = 0;                              // these bytes exist
+            long atMost = Math.min(n, Long.MAX_VALUE - cursor); // no more than these do
+            long guess = atMost;
+            while (skippable < atMost) {
+                if (readAt(cursor + guess - 1, probe, 0, 1) > 0) {
+                    skippable = guess;
+                } else {
+                    atMost = guess - 1;
+                }
+                guess = skippable + (atMost - skippable + 1) / 2;
+            }
+            cursor += skippable;
+            return skippable;
+        }
+
+        @Override
+        long available() {
+            return 0; // unknown without a size
+        }
+
+        @Override
+        boolean seekable() {
+            return true;
+        }
+
+        @Override
+        void seek(long position) {
+            cursor = position;
+        }
+
+        @Override
+        long position() {
+            return cursor;
+        }
+
+        @Override
+        int readAt(long position, byte[] b, int off, int len) throws IOException {
+            return in.read(position, b, off, len);
+        }
+
+        @Override
+        public void close() {
+            // nothing to close: the caller closes what the input reads from
         }
     }
 }

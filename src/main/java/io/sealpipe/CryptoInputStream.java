@@ -15,9 +15,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * Decrypts an AES-CTR stream as it is read; made by {@link CtrStreams#decrypt}. Also a
  * {@link ReadableByteChannel}.
  *
- * <p>Over a {@code SeekableByteChannel} it can {@link #seek(long)} and serve positioned reads
- * ({@link #read(long, byte[], int, int)}, {@link #readFully(long, byte[], int, int)}), as
- * Hadoop's {@code Seekable} and {@code PositionedReadable}. Positioned reads do not move the
+ * <p>Over a {@code SeekableByteChannel}, a {@code ByteBuffer} or a {@link PositionedInput} it can
+ * {@link #seek(long)} and serve positioned reads ({@link #read(long, byte[], int, int)},
+ * {@link #readFully(long, byte[], int, int)}), as Hadoop's {@code Seekable} and
+ * {@code PositionedReadable}. Positioned reads do not move the
  * stream position and may be called from several threads at once (each uses a cipher context
  * of its own from a small pool); everything else is for one thread at a time.
  *
@@ -209,7 +210,8 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
      * Moves to stream position {@code newPosition} (at least the stream offset; past the end the
      * next read returns -1).
      *
-     * @throws UnsupportedOperationException if the source is not a seekable channel
+     * @throws UnsupportedOperationException if the stream was built over an {@code InputStream} or
+     *     a channel that is not a {@code SeekableByteChannel}
      */
     public void seek(long newPosition) throws IOException {
         checkOpen();
@@ -335,8 +337,9 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
 
     private void checkSeekable() {
         if (!source.seekable()) {
-            throw new UnsupportedOperationException(
-                    "seek and positioned reads need a seekable source: build the stream with decrypt(SeekableByteChannel)");
+            throw new UnsupportedOperationException("seek and positioned reads need a seekable source: build the stream"
+                    + " with CtrStreams.decrypt(ReadableByteChannel) over a SeekableByteChannel (such as a FileChannel),"
+                    + " decrypt(ByteBuffer) or decrypt(PositionedInput) (for a Hadoop FSDataInputStream: decrypt(in::read))");
         }
     }
 }

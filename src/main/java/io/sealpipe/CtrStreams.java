@@ -19,6 +19,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.security.auth.Destroyable;
 
 /**
@@ -32,18 +33,27 @@ import javax.security.auth.Destroyable;
  * with the same key and IV. Use the authenticated chunked GCM streams where you can; use these
  * where the Hadoop/Spark format is required.
  *
- * <p>An instance is immutable and thread-safe; each stream it makes is not (except positioned
- * reads, see {@link CryptoInputStream}). It holds a copy of the key until {@link #destroy()}.
+ * <p><b>One encrypted stream per instance.</b> Two streams encrypted with one key and IV share
+ * their key stream: XORing the two ciphertexts gives the XOR of the plaintexts. So an instance
+ * encrypts at most one stream: a second {@code encrypt} call (any overload, from any thread)
+ * throws {@link IllegalStateException}. For the next stream, build another instance with a fresh
+ * random IV, or call {@link #withIv(byte[])}, which returns a copy with the same key, engine and
+ * settings and the IV you give it. {@code decrypt} may be called any number of times.
+ *
+ * <p>An instance is thread-safe and, apart from that one-stream mark, immutable; each stream it
+ * makes is not thread-safe (except positioned reads, see {@link CryptoInputStream}). It holds a
+ * copy of the key until {@link #destroy()}.
  *
  * <pre>{@code
  * CtrStreams ctr = CtrStreams.builder().key(key).iv(iv).build();
  * try (OutputStream out = ctr.encrypt(Files.newOutputStream(path))) {
  *     out.write(data);
  * }
- * try (CryptoInputStream in = ctr.decrypt(FileChannel.open(path))) {
+ * try (var in = ctr.decrypt(FileChannel.open(path))) {       // a CryptoInputStream
  *     in.seek(1000);
  *     in.readFully(50_000, block, 0, block.length);   // positioned, thread-safe
  * }
+ * CtrStreams next = ctr.withIv(nextIv);               // same key, for the next stream
  * }</pre>
  */
 public final class CtrStreams implements Destroyable {
@@ -51,6 +61,9 @@ public final class CtrStreams implements Destroyable {
     public static final int DEFAULT_BUFFER_SIZE = 64 * 1024;
     /** Smallest buffer size accepted. */
     public static final int MIN_BUFFER_SIZE = 512;
+
+    /** Set by the first encrypt call: an instance encrypts one stream only (see the class comment). */
+    private final AtomicBoolean encrypted = new AtomicBoolean();
 
     private final AesKey key;
     private final byte[] iv;
@@ -76,17 +89,68 @@ public final class CtrStreams implements Destroyable {
         return new Builder();
     }
 
-    /** Encrypts what is written to the returned stream into {@code out}. */
+    /**
+     * Encrypts what is written to the returned stream into {@code out}.
+     *
+     * @throws IllegalStateException if this instance has already encrypted a stream (see the class comment)
+     */
     public CryptoOutputStream encrypt(OutputStream out) {
+        markEncrypted();
         return new CryptoOutputStream(CiphertextSink.of(out), this);
     }
 
-    /** Encrypts what is written to the returned stream (or channel) into {@code out}. */
+    /**
+     * Encrypts what is written to the returned stream (or channel) into {@code out}.
+     *
+     * @throws IllegalStateException if this instance has already encrypted a stream (see the class comment)
+     */
     public CryptoOutputStream encrypt(WritableByteChannel out) {
+        markEncrypted();
         return new CryptoOutputStream(CiphertextSink.of(out), this);
     }
 
-    /** Decrypts {@code in} sequentially; {@code seek} and positioned reads are not available. */
+    /** Lets exactly one encrypt call through, whatever the threads: a second one would reuse the key stream. */
+    private void markEncrypted() {
+        if (!encrypted.compareAndSet(false, true)) {
+            throw new IllegalStateException("this CtrStreams' key and IV were already used for a stream, and a second"
+                    + " stream with them would reuse its key stream: build another CtrStreams with a fresh random IV,"
+                    + " or call withIv(newIv) for one more stream with the same key");
+        }
+    }
+
+    /**
+     * A new instance with this one's key, engine and settings and IV {@code iv}, ready to
+     * encrypt one more stream (or to decrypt one encrypted with that IV). The IV must never have
+     * been used with this key before; a random one ({@code SecureRandom}) is the safe choice.
+     *
+     * @throws IllegalArgumentException if {@code iv} is not 16 bytes or is this instance's IV
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
+     */
+    public CtrStreams withIv(byte[] iv) {
+        Checks.length("iv", iv, 16);
+        if (Arrays.equals(iv, this.iv)) {
+            throw new IllegalArgumentException("iv is this instance's IV: withIv needs a different one, never used"
+                    + " with this key before");
+        }
+        return new CtrStreams(this, iv);
+    }
+
+    /** A copy of {@code from} with another IV, not yet used for encryption. */
+    private CtrStreams(CtrStreams from, byte[] iv) {
+        this.key = AesKey.copyOf(from.key.bytes());
+        this.iv = iv.clone();
+        this.engine = from.engine;
+        this.bufferSize = from.bufferSize;
+        this.streamOffset = from.streamOffset;
+        this.closeUnderlying = from.closeUnderlying;
+        this.parallelism = from.parallelism;
+        this.executor = from.executor;
+    }
+
+    /**
+     * Decrypts {@code in} sequentially; {@code seek} and positioned reads are not available (for a
+     * Hadoop {@code FSDataInputStream} they are, through {@link #decrypt(PositionedInput)}).
+     */
     public CryptoInputStream decrypt(InputStream in) {
         return new CryptoInputStream(CiphertextSource.of(in), this);
     }
@@ -109,6 +173,22 @@ public final class CtrStreams implements Destroyable {
      * content must not change while the stream is in use.
      */
     public CryptoInputStream decrypt(ByteBuffer in) {
+        Objects.requireNonNull(in, "in");
+        return new CryptoInputStream(CiphertextSource.of(in), this);
+    }
+
+    /**
+     * Decrypts ciphertext read by position, such as a Hadoop {@code FSDataInputStream}'s
+     * positioned reads: {@code ctr.decrypt(fsIn::read)}. The input's position 0 holds stream
+     * position {@link Builder#streamOffset(long) streamOffset}. The stream can seek and serves
+     * positioned reads, thread-safe as the input's reads are (Hadoop requires them to be); its
+     * sequential reads are positioned reads at a position of its own, so they never move the
+     * input. Closing the stream does not close what the input reads from. {@code available()}
+     * counts only decrypted bytes not yet returned, as the input has no size.
+     *
+     * @see PositionedInput
+     */
+    public CryptoInputStream decrypt(PositionedInput in) {
         Objects.requireNonNull(in, "in");
         return new CryptoInputStream(CiphertextSource.of(in), this);
     }

@@ -15,7 +15,15 @@ import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.TestEngines;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.channels.Channels;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -23,7 +31,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@link CtrStreams.Builder}: every bad parameter is rejected with a message naming the value;
- * key and IV are copied in; destroy() zeroes the parameters' key but open streams keep working.
+ * key and IV are copied in; destroy() zeroes the parameters' key but open streams keep working;
+ * an instance encrypts one stream only, and {@link CtrStreams#withIv} makes the next one.
  */
 class CtrBuilderTest {
 
@@ -146,6 +155,119 @@ class CtrBuilderTest {
         assertTrue(s.contains("AES-128") && s.contains("7"), s);
         assertFalse(s.toLowerCase().contains("0001020304"), s);
         assertFalse(AesKey.copyOf(key).toString().contains("0001020304"));
+    }
+
+    /**
+     * Two streams with one key and IV would share their key stream: the second encrypt call on
+     * an instance is refused, whichever overloads come first and second, and says what to do.
+     */
+    @ParameterizedTest(name = "first through a channel: {0}")
+    @ValueSource(booleans = {false, true})
+    void aSecondEncryptIsRefusedSayingWhatToDo(boolean channelFirst) throws IOException {
+        byte[] key = key(16);
+        byte[] iv = CtrFixtures.ivs().get("random");
+        byte[] plain = bytes(5, 300);
+        CtrStreams ctr = CtrStreams.builder().engine(EngineKind.JCE).key(key).iv(iv).build();
+        ByteArrayOutputStream first = new ByteArrayOutputStream();
+        try (CryptoOutputStream out = channelFirst ? ctr.encrypt(Channels.newChannel(first)) : ctr.encrypt(first)) {
+            out.write(plain);
+        }
+        assertArrayEquals(referenceCtr(key, iv, 0, plain), first.toByteArray());
+
+        ByteArrayOutputStream second = new ByteArrayOutputStream();
+        List<IllegalStateException> refusals = List.of(
+                assertThrows(IllegalStateException.class, () -> ctr.encrypt(second)),
+                assertThrows(IllegalStateException.class, () -> ctr.encrypt(Channels.newChannel(second))));
+        for (IllegalStateException e : refusals) {
+            String m = e.getMessage();
+            assertTrue(m.contains("key and IV were already used") && m.contains("fresh random IV")
+                    && m.contains("withIv"), m);
+        }
+        assertEquals(0, second.size(), "nothing written by the refused calls");
+
+        // Decryption is not limited.
+        for (int i = 0; i < 3; i++) {
+            try (CryptoInputStream in = ctr.decrypt(new MemoryChannel(first.toByteArray()))) {
+                assertArrayEquals(plain, in.readAllBytes());
+            }
+        }
+    }
+
+    /** Eight threads call encrypt at once: exactly one gets a stream. */
+    @Test
+    void concurrentEncryptCallsLetExactlyOneThrough() throws Exception {
+        CtrStreams ctr = CtrStreams.builder().engine(EngineKind.JCE).key(key(16)).iv(new byte[16]).build();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<Boolean>> calls = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                calls.add(pool.submit(() -> {
+                    start.await();
+                    try {
+                        ctr.encrypt(new ByteArrayOutputStream()).close();
+                        return true;
+                    } catch (IllegalStateException refused) {
+                        return false;
+                    }
+                }));
+            }
+            start.countDown();
+            int streams = 0;
+            for (Future<Boolean> call : calls) {
+                streams += call.get(30, TimeUnit.SECONDS) ? 1 : 0;
+            }
+            assertEquals(1, streams);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * withIv: the same key, engine and settings with the new IV, one more stream, refused again
+     * after it; the IV it was made from is refused.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    void withIvEncryptsOneMoreStreamWithTheSameKeyAndSettings(EngineKind kind) throws IOException {
+        byte[] key = key(32);
+        byte[] iv = CtrFixtures.ivs().get("random");
+        byte[] nextIv = CtrFixtures.ivs().get("low64-ff");
+        byte[] plain = bytes(6, 3000);
+        CtrStreams ctr = CtrFixtures.builder(kind, key, iv).bufferSize(512).streamOffset(100).parallelism(1)
+                .closeUnderlying(false).build();
+        ctr.encrypt(new ByteArrayOutputStream()).close();
+
+        CtrStreams next = ctr.withIv(nextIv);
+        assertEquals(ctr.toString(), next.toString()); // engine, key size, buffer, stream offset, parallelism
+        assertEquals(ctr.engine(), next.engine());
+        MemoryChannel sink = new MemoryChannel(new byte[0]);
+        try (CryptoOutputStream out = next.encrypt(sink)) {
+            out.write(plain);
+        }
+        assertTrue(sink.isOpen(), "closeUnderlying(false) carried over");
+        assertArrayEquals(referenceCtr(key, nextIv, 100, plain), sink.toByteArray());
+        IllegalStateException again = assertThrows(IllegalStateException.class, () -> next.encrypt(new ByteArrayOutputStream()));
+        assertTrue(again.getMessage().contains("withIv"), again.getMessage());
+        try (CryptoInputStream in = next.decrypt(new MemoryChannel(sink.toByteArray()))) {
+            assertArrayEquals(plain, in.readAllBytes());
+        }
+
+        IllegalArgumentException same = assertThrows(IllegalArgumentException.class, () -> ctr.withIv(iv.clone()));
+        assertTrue(same.getMessage().contains("iv"), same.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> ctr.withIv(new byte[12]));
+        assertThrows(NullPointerException.class, () -> ctr.withIv(null));
+        // The new instance keeps its own copies: destroying or changing the old one's inputs changes nothing.
+        byte[] third = CtrFixtures.ivs().get("all-ff");
+        CtrStreams last = next.withIv(third);
+        Arrays.fill(third, (byte) 0);
+        next.destroy();
+        ByteArrayOutputStream out3 = new ByteArrayOutputStream();
+        try (CryptoOutputStream out = last.encrypt(out3)) {
+            out.write(plain);
+        }
+        assertArrayEquals(referenceCtr(key, CtrFixtures.ivs().get("all-ff"), 100, plain), out3.toByteArray());
+        assertThrows(IllegalStateException.class, () -> next.withIv(new byte[16]), "a destroyed instance's key is gone");
     }
 
     @Test

@@ -133,7 +133,8 @@ class CtrCallPatternsTest {
         byte[] key = key(32);
         byte[] iv = CtrFixtures.ivs().get("low64-ff");
         for (long offset : OFFSETS) {
-            CtrStreams ctr = CtrFixtures.builder(kind, key, iv).bufferSize(BUFFER).streamOffset(offset).build();
+            // A fresh instance per stream: each encrypts one stream (the same key and IV, on purpose).
+            CtrStreams.Builder ctr = CtrFixtures.builder(kind, key, iv).bufferSize(BUFFER).streamOffset(offset);
             for (int size : SIZES) {
                 byte[] plain = bytes(size * 31L + offset, size);
                 byte[] untouched = plain.clone();
@@ -144,7 +145,7 @@ class CtrCallPatternsTest {
                     Random random = new Random(size * 7919L + patternNo++);
                     // Through an OutputStream, and through a plain WritableByteChannel.
                     ByteArrayOutputStream sink = new ByteArrayOutputStream();
-                    try (CryptoOutputStream out = ctr.encrypt(sink)) {
+                    try (CryptoOutputStream out = ctr.build().encrypt(sink)) {
                         pattern.getValue().write(out, plain, random);
                         if (out.getPos() != offset + size) {
                             failures.add(where + ": getPos " + out.getPos() + ", expected " + (offset + size));
@@ -152,7 +153,7 @@ class CtrCallPatternsTest {
                     }
                     check(failures, where + " (OutputStream)", expected, sink.toByteArray());
                     ByteArrayOutputStream channelSink = new ByteArrayOutputStream();
-                    try (CryptoOutputStream out = ctr.encrypt(new TrickleChannel(channelSink, 100))) {
+                    try (CryptoOutputStream out = ctr.build().encrypt(new TrickleChannel(channelSink, 100))) {
                         pattern.getValue().write(out, plain, random);
                     }
                     check(failures, where + " (channel taking 100 bytes a write)", expected, channelSink.toByteArray());
@@ -388,7 +389,7 @@ class CtrCallPatternsTest {
         BufferedOutputStream buffered = new BufferedOutputStream(target, 64 * 1024);
         FaultyOutputStream recorder = new FaultyOutputStream();
         CryptoOutputStream out = ctr.encrypt(buffered);
-        CryptoOutputStream out2 = ctr.encrypt(recorder);
+        CryptoOutputStream out2 = ctr.withIv(bytes(9, 16)).encrypt(recorder);
         out.write(plain, 0, 100);
         out.write(plain, 100, 677);
         out2.write(plain);
@@ -405,7 +406,7 @@ class CtrCallPatternsTest {
         assertThrows(ClosedChannelException.class, () -> out.write(1));
 
         WritableByteChannel channel = new TrickleChannel(new ByteArrayOutputStream(), 1 << 20);
-        ctr.encrypt(channel).close();
+        ctr.withIv(bytes(10, 16)).encrypt(channel).close();
         assertTrue(channel.isOpen());
 
         MemoryChannel source = new MemoryChannel(referenceCtr(key, iv, 0, plain));
@@ -532,11 +533,12 @@ class CtrCallPatternsTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.sealpipe.engine.TestEngines#kinds")
     void aWriteFailurePoisonsTheStream(EngineKind kind) throws IOException {
-        CtrStreams ctr = CtrFixtures.builder(kind, key(16), new byte[16]).bufferSize(BUFFER).build();
+        // A fresh instance per stream: each encrypts one stream (the same key and IV, on purpose).
+        CtrStreams.Builder ctr = CtrFixtures.builder(kind, key(16), new byte[16]).bufferSize(BUFFER);
         for (int size : new int[] {BUFFER, 5000}) { // a buffer filled by small writes, and a large write
             FaultyOutputStream sink = new FaultyOutputStream();
             sink.failWriteAt = 1; // the second bufferful fails
-            CryptoOutputStream out = ctr.encrypt(sink);
+            CryptoOutputStream out = ctr.build().encrypt(sink);
             IOException first = assertThrows(IOException.class, () -> {
                 if (size == BUFFER) {
                     for (int k = 0; k < 30; k++) {
@@ -564,7 +566,7 @@ class CtrCallPatternsTest {
         }
 
         // A RuntimeException from the wrapped stream is reported as an IOException and poisons too.
-        CryptoOutputStream out = ctr.encrypt(new java.io.OutputStream() {
+        CryptoOutputStream out = ctr.build().encrypt(new java.io.OutputStream() {
             @Override
             public void write(int b) {
                 throw new UncheckedIOException(new IOException("runtime failure"));

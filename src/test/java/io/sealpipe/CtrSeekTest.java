@@ -14,6 +14,7 @@ import io.sealpipe.CtrFixtures.MemoryChannel;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.TestEngines;
 import java.io.ByteArrayInputStream;
+import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -35,6 +36,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -46,7 +51,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * in-memory SeekableByteChannel. The ciphertext comes from the reference CTR in
  * {@link CtrFixtures}, behind a 77-byte prefix the stream never sees: the channel is at 77 when
  * wrapped, which holds stream position {@code streamOffset}. Random operations with fixed seeds
- * are compared against the plaintext, every failure collected, then reported together.
+ * are compared against the plaintext, every failure collected, then reported together. The same
+ * over a {@link PositionedInput} (a FileChannel's positioned reads, and a Hadoop
+ * FSDataInputStream on the local file system), reading a file of the ciphertext alone: its
+ * position 0 holds {@code streamOffset}.
  */
 class CtrSeekTest {
     private static final int PREFIX = 77;
@@ -54,13 +62,33 @@ class CtrSeekTest {
     private static final int SIZE = 20_011;
 
     /**
-     * Where the ciphertext is: seekable channels, and ByteBuffers (decrypted straight from the
-     * buffer), including the read-only kinds a mapped file or a network block gives.
+     * Where the ciphertext is: seekable channels, ByteBuffers (decrypted straight from the
+     * buffer), including the read-only kinds a mapped file or a network block gives, and
+     * PositionedInputs.
      */
-    enum ChannelKind { FILE, MEMORY, HEAP_BUFFER, READ_ONLY_HEAP_BUFFER, DIRECT_BUFFER, MAPPED_FILE }
+    enum ChannelKind {
+        FILE, MEMORY, HEAP_BUFFER, READ_ONLY_HEAP_BUFFER, DIRECT_BUFFER, MAPPED_FILE, POSITIONED_FILE, HADOOP_LOCAL_FS
+    }
 
     @TempDir
     Path dir;
+
+    /** What the PositionedInputs read from: the streams over them leave it open. */
+    private final List<Closeable> inputs = new ArrayList<>();
+
+    @AfterEach
+    void closeInputs() throws IOException {
+        for (Closeable c : inputs) {
+            c.close();
+        }
+    }
+
+    /** An FSDataInputStream of Hadoop's local file system over {@code path}, closed after the test. */
+    private FSDataInputStream openWithHadoop(Path path) throws IOException {
+        FSDataInputStream in = FileSystem.getLocal(new Configuration()).open(new org.apache.hadoop.fs.Path(path.toUri()));
+        inputs.add(in);
+        return in;
+    }
 
     static Stream<Arguments> cases() {
         return TestEngines.kinds().flatMap(kind -> Stream.of(ChannelKind.values())
@@ -81,6 +109,7 @@ class CtrSeekTest {
         final CtrStreams ctr;
         final SeekableByteChannel channel; // null for the ByteBuffer kinds
         final ByteBuffer buffer;           // null for the channel kinds
+        PositionedInput positioned;        // for the PositionedInput kinds only
 
         Fixture(EngineKind kind, ChannelKind channelKind, long offset, int bufferSize) throws IOException {
             this.offset = offset;
@@ -92,6 +121,8 @@ class CtrSeekTest {
             System.arraycopy(referenceCtr(key, iv, offset, plain), 0, file, PREFIX, SIZE);
             Path path = Files.createTempFile(dir, "ctr", ".bin");
             Files.write(path, file);
+            Path cipherOnly = Files.write(dir.resolve(path.getFileName() + ".cipher"),
+                    Arrays.copyOfRange(file, PREFIX, file.length));
             switch (channelKind) {
                 case FILE -> {
                     channel = FileChannel.open(path, StandardOpenOption.READ);
@@ -113,23 +144,35 @@ class CtrSeekTest {
                     channel = null;
                     buffer = ByteBuffer.allocateDirect(file.length).put(file).flip();
                 }
-                default -> {
+                case MAPPED_FILE -> {
                     channel = null;
                     try (FileChannel fc = FileChannel.open(path, StandardOpenOption.READ)) {
                         buffer = fc.map(FileChannel.MapMode.READ_ONLY, 0, file.length);
                     }
                 }
+                case POSITIONED_FILE -> {
+                    channel = null;
+                    buffer = null;
+                    FileChannel fc = FileChannel.open(cipherOnly, StandardOpenOption.READ);
+                    inputs.add(fc);
+                    positioned = (position, b, off, len) -> fc.read(ByteBuffer.wrap(b, off, len), position);
+                }
+                default -> {
+                    channel = null;
+                    buffer = null;
+                    positioned = openWithHadoop(cipherOnly)::read;
+                }
             }
             if (channel != null) {
                 channel.position(PREFIX);
-            } else {
+            } else if (buffer != null) {
                 buffer.position(PREFIX);
             }
         }
 
-        /** The decrypting stream over this fixture's channel or buffer. */
+        /** The decrypting stream over this fixture's channel, buffer or positioned input. */
         CryptoInputStream open() {
-            return channel != null ? ctr.decrypt(channel) : ctr.decrypt(buffer);
+            return channel != null ? ctr.decrypt(channel) : buffer != null ? ctr.decrypt(buffer) : ctr.decrypt(positioned);
         }
 
         /** Plaintext at stream positions [from, from + n). */
@@ -218,7 +261,9 @@ class CtrSeekTest {
                     model = in.getPos();
                 }
                 long available = in.available();
-                if (available != Math.max(0, f.end - model)) {
+                // A PositionedInput has no size: only the bytes decrypted ahead are known to be there.
+                if (f.positioned == null ? available != Math.max(0, f.end - model)
+                        : available < 0 || available > Math.max(0, f.end - model)) {
                     failures.add("after op " + op + ": available() " + available + " at " + model + ", expected "
                             + Math.max(0, f.end - model));
                 }
@@ -419,6 +464,55 @@ class CtrSeekTest {
         assertTrue(failures.isEmpty(), report(failures));
     }
 
+    /**
+     * What a Hadoop user writes: {@code ctr.decrypt(fsIn::read)} over an FSDataInputStream of the
+     * local file system. Reads, seeks, positioned reads and the end come out right; the
+     * FSDataInputStream's own position never moves, and it stays open after the stream closes.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    void aHadoopFsDataInputStreamIsDecryptedThroughAMethodReference(EngineKind kind) throws IOException {
+        byte[] key = key(32);
+        byte[] iv = CtrFixtures.ivs().get("all-ff");
+        byte[] plain = bytes(99, SIZE);
+        Path file = Files.write(dir.resolve("hadoop.enc"), referenceCtr(key, iv, 0, plain));
+        CtrStreams ctr = CtrFixtures.builder(kind, key, iv).bufferSize(BUFFER).build();
+        FSDataInputStream fsIn = openWithHadoop(file);
+        try (CryptoInputStream in = ctr.decrypt(fsIn::read)) {
+            assertTrue(in.isSeekable());
+            assertArrayEquals(Arrays.copyOf(plain, 1000), in.readNBytes(1000));
+            in.seek(15_000);
+            assertArrayEquals(Arrays.copyOfRange(plain, 15_000, 15_100), in.readNBytes(100));
+            byte[] b = new byte[3000];
+            in.readFully(7, b);
+            assertArrayEquals(Arrays.copyOfRange(plain, 7, 3007), b);
+            assertEquals(15_100, in.getPos());
+            assertArrayEquals(Arrays.copyOfRange(plain, 15_100, SIZE), in.readAllBytes());
+            assertEquals(-1, in.read());
+            assertThrows(EOFException.class, () -> in.readFully(SIZE - 5, new byte[6]));
+            assertEquals(-1, in.read(SIZE, b, 0, 5));
+        }
+        assertEquals(0, fsIn.getPos(), "the stream reads by position only");
+        assertEquals(1, fsIn.read(0, new byte[1], 0, 1), "the FSDataInputStream is still open");
+
+        // With a stream offset: the input's position 0 holds it. The cast form compiles too.
+        byte[] tail = Arrays.copyOfRange(plain, 5000, SIZE);
+        Files.write(file, referenceCtr(key, iv, 5000, tail));
+        CtrStreams fromOffset = CtrFixtures.builder(kind, key, iv).bufferSize(BUFFER).streamOffset(5000).build();
+        try (FSDataInputStream again = openWithHadoop(file);
+                CryptoInputStream in = fromOffset.decrypt((PositionedInput) again::read)) {
+            assertEquals(5000, in.getPos());
+            assertArrayEquals(Arrays.copyOfRange(plain, 6000, 6010), readFully(in, 6000, 10));
+            assertArrayEquals(tail, in.readAllBytes());
+        }
+    }
+
+    private static byte[] readFully(CryptoInputStream in, long position, int n) throws IOException {
+        byte[] b = new byte[n];
+        in.readFully(position, b);
+        return b;
+    }
+
     @Test
     void aStreamOverAnInputStreamOrPlainChannelCannotSeek() throws IOException {
         byte[] key = key(16);
@@ -431,7 +525,10 @@ class CtrSeekTest {
             try (in) {
                 assertFalse(in.isSeekable());
                 UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> in.seek(5));
-                assertTrue(e.getMessage().contains("SeekableByteChannel"), e.getMessage());
+                // It names the calls that exist (there is no decrypt(SeekableByteChannel)).
+                assertTrue(e.getMessage().contains("SeekableByteChannel") && e.getMessage().contains("decrypt(ReadableByteChannel)")
+                        && e.getMessage().contains("decrypt(ByteBuffer)") && e.getMessage().contains("decrypt(PositionedInput)")
+                        && !e.getMessage().contains("decrypt(SeekableByteChannel)"), e.getMessage());
                 assertThrows(UnsupportedOperationException.class, () -> in.read(5, new byte[3], 0, 3));
                 assertThrows(UnsupportedOperationException.class, () -> in.readFully(5, new byte[3]));
                 assertArrayEquals(new byte[100], in.readAllBytes()); // still reads sequentially

@@ -1,0 +1,32 @@
+package io.sealpipe;
+
+import java.io.IOException;
+
+/**
+ * Bytes readable at any position, for {@link CtrStreams#decrypt(PositionedInput)}. Its one
+ * method has the signature of Hadoop's {@code PositionedReadable.read}, so a Hadoop
+ * {@code FSDataInputStream} (HDFS, S3A, the local file system) is passed as a method reference
+ * and sealpipe needs no Hadoop classes:
+ *
+ * <pre>{@code
+ * try (FSDataInputStream file = fs.open(path);
+ *         var in = ctr.decrypt(file::read)) {            // or (PositionedInput) file::read
+ *     in.seek(4096);
+ *     in.readFully(1 << 20, block, 0, block.length);     // positioned read, thread-safe
+ * }
+ * }</pre>
+ *
+ * <p>Calls must be safe from several threads at once and must not depend on each other (no
+ * shared file position), as Hadoop requires of every stream with positioned reads.
+ */
+@FunctionalInterface
+public interface PositionedInput {
+    /**
+     * Reads up to {@code length} bytes at {@code position} into {@code buffer} from
+     * {@code offset}.
+     *
+     * @return how many bytes were read: at least 1 if {@code length > 0} and {@code position} is
+     *     before the end, 0 if {@code length} is 0, -1 at or past the end
+     */
+    int read(long position, byte[] buffer, int offset, int length) throws IOException;
+}
