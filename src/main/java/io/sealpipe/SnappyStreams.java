@@ -1,5 +1,6 @@
 package io.sealpipe;
 
+import io.sealpipe.internal.OptionalDependency;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.Objects;
@@ -34,6 +35,9 @@ import java.util.Objects;
  * decompressed) by shared workers while this thread passes the previous frames on to the next
  * layer, so compression and encryption run at once; the bytes are the same whatever the setting.
  * An instance is immutable and thread-safe; each stream it makes is for one thread at a time.
+ *
+ * <p>Needs snappy-java ({@code org.xerial.snappy:snappy-java}), an optional dependency of
+ * sealpipe: without it {@link Builder#build()} throws {@link IllegalStateException} saying so.
  */
 public final class SnappyStreams {
     private final int parallelism;
@@ -97,7 +101,16 @@ public final class SnappyStreams {
             return this;
         }
 
+        /**
+         * Makes the instance.
+         *
+         * @throws IllegalStateException if snappy-java (an optional dependency) is not on the class
+         *     path, naming the Maven coordinates to add; checked here, before any stream is opened
+         */
         public SnappyStreams build() {
+            if (!OptionalDependency.SNAPPY.isPresent()) {
+                throw new IllegalStateException("SnappyStreams is unavailable: " + OptionalDependency.SNAPPY.absence());
+            }
             return new SnappyStreams(this);
         }
     }
