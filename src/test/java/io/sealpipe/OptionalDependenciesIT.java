@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.jar.JarFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -21,7 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
  * only the jar and slf4j-api (no JNA, no snappy-java, no picocli) runs
  * {@code it/NoOptionalDependenciesProbe.java}. Each absent optional dependency must make only
  * its own feature unavailable, saying what to add; everything else must work, the native
- * library included. Run by maven-failsafe-plugin after {@code package}, which passes the paths.
+ * library included; and the jar's manifest names its module. Run by maven-failsafe-plugin after
+ * {@code package}, which passes the paths.
  */
 class OptionalDependenciesIT {
     private static final Path JAR = Path.of(property("sealpipe.it.jar"));
@@ -66,6 +68,13 @@ class OptionalDependenciesIT {
         assertTrue(out.contains("snappy: SnappyStreams is unavailable: snappy-java is not on the class path: add "
                 + "org.xerial.snappy:snappy-java (" + property("sealpipe.it.snappy.version") + ")"), out);
         assertTrue(out.contains("file created: false"), out);
+    }
+
+    @Test
+    void theJarNamesItsModule() throws IOException {
+        try (JarFile jar = new JarFile(JAR.toFile())) {
+            assertEquals("io.sealpipe", jar.getManifest().getMainAttributes().getValue("Automatic-Module-Name"));
+        }
     }
 
     @Test
