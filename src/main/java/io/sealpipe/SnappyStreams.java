@@ -1,5 +1,6 @@
 package io.sealpipe;
 
+import io.sealpipe.internal.OptionalDependency;
 import io.sealpipe.internal.Workers;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -36,6 +37,9 @@ import java.util.concurrent.Executor;
  * decompressed) by helper threads while this thread passes the previous frames on to the next
  * layer, so compression and encryption run at once; the bytes are the same whatever the setting.
  * An instance is immutable and thread-safe; each stream it makes is for one thread at a time.
+ *
+ * <p>Needs snappy-java ({@code org.xerial.snappy:snappy-java}), an optional dependency of
+ * sealpipe: without it {@link Builder#build()} throws {@link IllegalStateException} saying so.
  */
 public final class SnappyStreams {
     private final int parallelism;
@@ -120,7 +124,16 @@ public final class SnappyStreams {
             return this;
         }
 
+        /**
+         * Makes the instance.
+         *
+         * @throws IllegalStateException if snappy-java (an optional dependency) is not on the class
+         *     path, naming the Maven coordinates to add; checked here, before any stream is opened
+         */
         public SnappyStreams build() {
+            if (!OptionalDependency.SNAPPY.isPresent()) {
+                throw new IllegalStateException("SnappyStreams is unavailable: " + OptionalDependency.SNAPPY.absence());
+            }
             if (parallelism == 0) {
                 parallelism = Parallelism.defaultParallelism();
             }

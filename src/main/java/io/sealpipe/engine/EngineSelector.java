@@ -11,7 +11,9 @@ import java.util.Optional;
  * <p>{@code auto}: openssl-jni if it loaded and the CPU has AES-NI; else openssl-jna if
  * libcrypto loaded through JNA and the CPU has AES-NI; else jce. A forced engine is used if it
  * is available and is an error otherwise. With {@code require=openssl}, ending on jce is an
- * error. Never a silent fallback: every rejected engine carries its reason.
+ * error; so is an explicit {@code sealpipe.openssl.libcrypto} that no OpenSSL engine could load
+ * (auto falls back to jce only from the default libcrypto search). Never a silent fallback:
+ * every rejected engine carries its reason.
  */
 public final class EngineSelector {
     private EngineSelector() {}
@@ -66,6 +68,13 @@ public final class EngineSelector {
                 decision = "no engine is available";
             } else if (chosen.isOpenSsl()) {
                 decision = "auto: " + byKind.get(chosen).reason() + ", AES-NI present";
+            } else if (settings.libcrypto() != null && openSslUnavailable(byKind)) {
+                decision = EngineSettings.LIBCRYPTO + "=" + settings.libcrypto() + " did not load ("
+                        + EngineKind.OPENSSL_JNI.id() + ": " + byKind.get(EngineKind.OPENSSL_JNI).reason() + "; "
+                        + EngineKind.OPENSSL_JNA.id() + ": " + byKind.get(EngineKind.OPENSSL_JNA).reason()
+                        + "): fix the path or unset the property (auto then looks for libcrypto.so.3, .so.1.1 and"
+                        + " .so, and uses JCE if none loads)";
+                chosen = null;
             } else if (settings.requireOpenSsl()) {
                 decision = "no OpenSSL engine can be used and " + EngineSettings.REQUIRE
                         + "=openssl forbids the JCE fallback: install OpenSSL 3 or 1.1 (libcrypto.so.3), set -D"
@@ -77,5 +86,9 @@ public final class EngineSelector {
         }
         return new EngineReport(cpu, opensslVersion, opensslPath, List.copyOf(statuses), Optional.ofNullable(chosen),
                 decision, notChosen, settings);
+    }
+
+    private static boolean openSslUnavailable(Map<EngineKind, EngineStatus> byKind) {
+        return PREFERENCE.stream().filter(EngineKind::isOpenSsl).noneMatch(k -> byKind.get(k).available());
     }
 }

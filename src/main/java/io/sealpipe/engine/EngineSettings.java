@@ -10,7 +10,8 @@ import java.util.Optional;
  *   <li>{@value #ENGINE}: {@code auto} (default), {@code openssl-jni}, {@code openssl-jna}, {@code jce}
  *   <li>{@value #REQUIRE}: {@code openssl} makes "no OpenSSL engine" an error instead of a JCE fallback
  *   <li>{@value #CPU_AESNI}: {@code false} simulates a CPU without AES-NI
- *   <li>{@value #LIBCRYPTO}: path of the libcrypto to load instead of the default search
+ *   <li>{@value #LIBCRYPTO}: path of the libcrypto to load instead of the default search; if no
+ *       OpenSSL engine can load it, auto is an error, not a JCE fallback
  *   <li>{@value #JCE_PROVIDER}: name of the JCE provider to use (default: the JDK's choice)
  * </ul>
  *

@@ -3,6 +3,7 @@ package io.sealpipe.engine;
 import io.sealpipe.engine.jce.JceEngine;
 import io.sealpipe.engine.jna.OpenSslJnaEngine;
 import io.sealpipe.engine.openssl.OpenSslJniEngine;
+import io.sealpipe.internal.OptionalDependency;
 import java.security.NoSuchAlgorithmException;
 import java.util.List;
 import java.util.Optional;
@@ -73,12 +74,14 @@ public final class Engines {
     /** Probes every engine and applies the rule; used by {@link #report()}. */
     static EngineReport decide(EngineSettings settings) {
         EngineStatus jni = OpenSslJniEngine.status();
-        EngineStatus jna = OpenSslJnaEngine.status();
+        // OpenSslJnaEngine links against JNA: without JNA, loading it fails (NoClassDefFoundError).
+        EngineStatus jna = OptionalDependency.JNA.isPresent() ? OpenSslJnaEngine.status()
+                : EngineStatus.unavailable(EngineKind.OPENSSL_JNA, OptionalDependency.JNA.absence(), null);
         EngineStatus jce = JceEngine.status(settings.jceProvider());
         Optional<String> version = Optional.ofNullable(OpenSslJniEngine.opensslVersion())
-                .or(() -> Optional.ofNullable(OpenSslJnaEngine.opensslVersion()));
+                .or(() -> Optional.ofNullable(jna.available() ? OpenSslJnaEngine.opensslVersion() : null));
         Optional<String> path = Optional.ofNullable(OpenSslJniEngine.opensslPath())
-                .or(() -> Optional.ofNullable(OpenSslJnaEngine.opensslPath()));
+                .or(() -> Optional.ofNullable(jna.available() ? OpenSslJnaEngine.opensslPath() : null));
         return EngineSelector.select(settings, CpuFeatures.detect(settings), List.of(jni, jna, jce), version, path);
     }
 
@@ -91,7 +94,7 @@ public final class Engines {
         }
         return switch (kind) {
             case OPENSSL_JNI -> OpenSslJniEngine.get();
-            case OPENSSL_JNA -> OpenSslJnaEngine.get();
+            case OPENSSL_JNA -> OpenSslJnaEngine.get(); // available, so JNA is present
             case JCE -> {
                 try {
                     yield JceEngine.withProvider(settings.jceProvider());

@@ -75,9 +75,13 @@ class InfoCommandTest {
     }
 
     @Test
-    void libcryptoPointingNowhereFallsBackWithReasons() throws Exception {
-        JsonNode report = json(run(List.of("-Dsealpipe.openssl.libcrypto=/nonexistent/libcrypto.so.3"), "info", "--json"));
-        assertEquals("jce", report.get("engine").asText());
+    void libcryptoPointingNowhereIsAnErrorWithReasons() throws Exception {
+        Result r = run(List.of("-Dsealpipe.openssl.libcrypto=/nonexistent/libcrypto.so.3"), "info", "--json");
+        assertEquals(1, r.exitCode(), r.out() + r.err());
+        JsonNode report = json(r);
+        assertTrue(report.get("engine").isNull(), r.out());
+        assertTrue(report.get("decision").asText().contains(
+                "sealpipe.openssl.libcrypto=/nonexistent/libcrypto.so.3 did not load"), r.out());
         for (String kind : List.of("openssl-jni", "openssl-jna")) {
             JsonNode e = report.get("engines").get(kind);
             assertFalse(e.get("available").asBoolean(), kind);
@@ -91,7 +95,8 @@ class InfoCommandTest {
         Result r = run(List.of("-Dsealpipe.openssl.libcrypto=/nonexistent/libcrypto.so.3",
                 "-Dsealpipe.engine.require=openssl"), "info");
         assertEquals(1, r.exitCode(), r.out() + r.err());
-        assertTrue(r.out().contains("Chosen:  none") && r.out().contains("forbids the JCE fallback"), r.out());
+        assertTrue(r.out().contains("Chosen:  none: sealpipe.openssl.libcrypto=/nonexistent/libcrypto.so.3 did not load"),
+                r.out());
     }
 
     @Test

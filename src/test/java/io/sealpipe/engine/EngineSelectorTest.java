@@ -69,6 +69,29 @@ class EngineSelectorTest {
     }
 
     @Test
+    void anExplicitLibcryptoThatDoesNotLoadIsAnErrorNotAFallback() {
+        EngineSettings explicit = new EngineSettings(Optional.empty(), false, false, "/opt/ssl/libcrypto.so.3", null);
+        EngineReport r = select(explicit, AESNI, JNI_NO, JNA_NO, JCE_OK);
+        assertEquals(Optional.empty(), r.chosen(), "no silent fallback from an explicit libcrypto");
+        for (String part : List.of("sealpipe.openssl.libcrypto=/opt/ssl/libcrypto.so.3 did not load",
+                "openssl-jni: libcrypto did not load: nowhere", "openssl-jna: cannot open libcrypto through JNA",
+                "fix the path or unset the property")) {
+            assertTrue(r.decision().contains(part), r.decision());
+        }
+        assertTrue(r.notChosen().get(EngineKind.OPENSSL_JNI).contains("libcrypto did not load"), r.notChosen().toString());
+
+        EngineSettings required = new EngineSettings(Optional.empty(), true, false, "/opt/ssl/libcrypto.so.3", null);
+        assertTrue(select(required, AESNI, JNI_NO, JNA_NO, JCE_OK).decision().contains("did not load"));
+
+        // It loaded through one engine: used. It loaded, but auto does not use OpenSSL without AES-NI: JCE.
+        assertEquals(Optional.of(EngineKind.OPENSSL_JNA), select(explicit, AESNI, JNI_NO, JNA_OK, JCE_OK).chosen());
+        assertEquals(Optional.of(EngineKind.JCE), select(explicit, NO_AESNI, JNI_OK, JNA_OK, JCE_OK).chosen());
+        // A forced jce does not use libcrypto at all.
+        assertEquals(Optional.of(EngineKind.JCE),
+                select(explicit.withEngine(Optional.of(EngineKind.JCE)), AESNI, JNI_NO, JNA_NO, JCE_OK).chosen());
+    }
+
+    @Test
     void forcedEnginesAreUsedOrFailWithTheReason() {
         for (EngineKind kind : EngineKind.values()) {
             EngineReport r = select(forced(kind), AESNI, JNI_OK, JNA_OK, JCE_OK);

@@ -31,6 +31,9 @@ import javax.crypto.AEADBadTagException;
  * The OpenSSL engine through JNA, for platforms where libsealpipe.so is not available. Same
  * contexts and calls as openssl-jni; byte[] data passes through a per-object native scratch
  * buffer in slices, direct ByteBuffers by address.
+ *
+ * <p>This class links against JNA, an optional dependency: it cannot even be loaded without it,
+ * so {@code Engines} touches it only when {@code OptionalDependency.JNA} is present.
  */
 public final class OpenSslJnaEngine implements CryptoEngine {
     private static final int SLICE = 64 * 1024;
@@ -48,13 +51,9 @@ public final class OpenSslJnaEngine implements CryptoEngine {
             String version = null;
             String path = null;
             try {
-                Class.forName("com.sun.jna.Native");
                 NativeLibrary library = LibCrypto.load(EngineSettings.fromSystemProperties().libcrypto());
                 version = LibCrypto.OpenSSL_version(0);
                 path = mappedPath(library.getFile() != null ? library.getFile().getPath() : library.getName());
-            } catch (ClassNotFoundException | NoClassDefFoundError e) {
-                failure = new IllegalStateException(
-                        "JNA is not on the classpath (add net.java.dev.jna:jna)", e);
             } catch (Throwable t) {
                 failure = t;
             }

@@ -1,0 +1,70 @@
+package io.sealpipe.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Properties;
+
+/**
+ * The optional dependencies of the core packages. An absent one makes only its own feature
+ * unavailable, with {@link #absence()} as the reason: code that links against it (the
+ * openssl-jna engine, the Snappy framing) must not even be loaded before {@link #isPresent()}
+ * says it is there, because the JVM fails with {@code NoClassDefFoundError} already while
+ * verifying such a class.
+ */
+public enum OptionalDependency {
+    /** JNA, for the openssl-jna engine. */
+    JNA("JNA", "com.sun.jna.Native", "net.java.dev.jna", "jna"),
+    /** snappy-java, for {@code SnappyStreams}. */
+    SNAPPY("snappy-java", "org.xerial.snappy.Snappy", "org.xerial.snappy", "snappy-java");
+
+    private final String name;
+    private final String probeClass;
+    private final String groupId;
+    private final String artifactId;
+
+    OptionalDependency(String name, String probeClass, String groupId, String artifactId) {
+        this.name = name;
+        this.probeClass = probeClass;
+        this.groupId = groupId;
+        this.artifactId = artifactId;
+    }
+
+    /** Whether the dependency's classes are on the class path (looked up, not initialised). */
+    public boolean isPresent() {
+        try {
+            Class.forName(probeClass, false, OptionalDependency.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+
+    /** The Maven coordinates to add, with the version sealpipe is built with: {@code net.java.dev.jna:jna (5.15.0)}. */
+    public String coordinates() {
+        String version = Versions.BUILT_WITH.getProperty(artifactId);
+        boolean known = version != null && !version.startsWith("${"); // unfiltered when built outside Maven
+        return groupId + ":" + artifactId + (known ? " (" + version + ")" : "");
+    }
+
+    /** Why the feature is missing and what to do, e.g. "JNA is not on the class path: add net.java.dev.jna:jna (5.15.0)". */
+    public String absence() {
+        return name + " is not on the class path: add " + coordinates();
+    }
+
+    /** The versions from pom.xml, written into a resource at build time; empty if it is missing. */
+    private static final class Versions {
+        static final Properties BUILT_WITH = load();
+
+        private static Properties load() {
+            Properties p = new Properties();
+            try (InputStream in = OptionalDependency.class.getResourceAsStream("optional-dependencies.properties")) {
+                if (in != null) {
+                    p.load(in);
+                }
+            } catch (IOException e) {
+                // the message then names the coordinates without a version
+            }
+            return p;
+        }
+    }
+}
