@@ -9,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
 import java.util.Locale;
-import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -18,7 +17,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * The options {@code encrypt} and {@code decrypt} share, validated into key, IV or context, and
- * engine. Each check throws a {@link CommandLine.ParameterException} (exit 2) naming the option.
+ * engine. Each check throws a {@link UsageException} (exit 2) naming the option and never its
+ * value: the value may be a key typed in the wrong place.
  */
 final class CipherOptions {
 
@@ -87,8 +87,8 @@ final class CipherOptions {
     @Parameters(index = "1", arity = "0..1", paramLabel = "OUT", description = "Output file (default or -: standard output).")
     String out;
 
-    private CommandLine.ParameterException bad(String message) {
-        return new CommandLine.ParameterException(spec.commandLine(), message);
+    private UsageException bad(String message) {
+        return new UsageException(spec.commandLine(), message);
     }
 
     /** Rejects options that belong to the other mode, before anything else is checked or read. */
@@ -106,8 +106,8 @@ final class CipherOptions {
     byte[] keyBytes() {
         if (aesBits != 128 && aesBits != 256) {
             throw bad(mode == Mode.gcm
-                    ? "--mode gcm takes --aes 128 or 256 (Cobblestone-128 or -256), not " + aesBits
-                    : "--aes must be 128 or 256, not " + aesBits);
+                    ? "--mode gcm takes --aes 128 or 256 (Cobblestone-128 or -256)"
+                    : "--aes must be 128 or 256");
         }
         byte[] bytes;
         if (key.hex != null) {
@@ -116,7 +116,8 @@ final class CipherOptions {
             try {
                 bytes = Files.readAllBytes(key.file);
             } catch (IOException e) {
-                throw bad("cannot read --key-file " + key.file + ": " + Io.describe(e));
+                // Not the path: it may be the key itself, given to --key-file instead of --key-hex.
+                throw bad("cannot read --key-file: " + Io.reasonOnly(e));
             }
         }
         if (bytes.length != aesBits / 8) {
@@ -147,7 +148,7 @@ final class CipherOptions {
             return Parallelism.DEFAULT;
         }
         if (threads < 1 || threads > Parallelism.MAX) {
-            throw bad("--threads must be 1.." + Parallelism.MAX + ", not " + threads);
+            throw bad("--threads must be 1.." + Parallelism.MAX);
         }
         return threads;
     }
@@ -161,7 +162,7 @@ final class CipherOptions {
         try {
             EngineSettings.parseEngine(engine);
         } catch (IllegalArgumentException e) {
-            throw bad("--engine " + engine + " is not an engine: use auto, openssl-jni, openssl-jna or jce");
+            throw bad("--engine takes auto, openssl-jni, openssl-jna or jce");
         }
         return Engines.forName(engine.toLowerCase(Locale.ROOT));
     }
@@ -170,7 +171,7 @@ final class CipherOptions {
         try {
             return HexFormat.of().parseHex(value.trim());
         } catch (IllegalArgumentException e) {
-            throw bad(option + " is not hex: " + e.getMessage());
+            throw bad(option + " is not hex: expected pairs of the digits 0-9 and a-f");
         }
     }
 }

@@ -8,6 +8,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -29,6 +30,23 @@ final class Io {
         }
         if (e instanceof FileAlreadyExistsException) {
             return "already exists: " + e.getMessage();
+        }
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+    }
+
+    /**
+     * The reason for an I/O failure without the file's name: for a name that must not be printed
+     * ({@code --key-file} given the key itself by mistake).
+     */
+    static String reasonOnly(IOException e) {
+        if (e instanceof NoSuchFileException) {
+            return "no such file";
+        }
+        if (e instanceof AccessDeniedException) {
+            return "permission denied";
+        }
+        if (e instanceof FileSystemException f) {
+            return f.getReason() != null ? f.getReason() : e.getClass().getSimpleName();
         }
         return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
     }
