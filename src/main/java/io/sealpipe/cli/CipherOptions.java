@@ -102,6 +102,17 @@ final class CipherOptions {
         }
     }
 
+    /**
+     * Rejects an OUT that is IN itself (the same path, {@code ./x} for {@code x}, a hard or symbolic
+     * link): the output would be renamed over the input, and {@code encrypt x x} would leave only
+     * the ciphertext, {@code decrypt x x} only the plaintext.
+     */
+    void checkInIsNotOut() {
+        if (Io.isSameFile(in, out)) {
+            throw bad("IN and OUT are the same file (" + out + "): write to another file, then rename it if you must");
+        }
+    }
+
     /** The key bytes, checked against --aes; the caller zeroes them. */
     byte[] keyBytes() {
         if (aesBits != 128 && aesBits != 256) {

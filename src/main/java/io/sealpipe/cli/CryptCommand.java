@@ -45,6 +45,7 @@ abstract class CryptCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         options.checkModeOptions();
+        options.checkInIsNotOut();
         Codec codec = codec();
         try (InputStream rawIn = open(options.in); Io.Output output = create(options.out)) {
             Io.Gate sink = new Io.Gate(output.stream);

@@ -55,6 +55,24 @@ final class Io {
         return path == null || path.equals("-");
     }
 
+    /**
+     * Whether the files IN and OUT are one file, also through hard and symbolic links; false for
+     * standard input or output and when either does not exist (or cannot be checked: opening it
+     * will say why).
+     */
+    static boolean isSameFile(String in, String out) {
+        if (isStd(in) || isStd(out)) {
+            return false;
+        }
+        Path i = Path.of(in);
+        Path o = Path.of(out);
+        try {
+            return Files.exists(i) && Files.exists(o) && Files.isSameFile(i, o);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     static InputStream openInput(String path) throws IOException {
         if (isStd(path)) {
             return new FileInputStream(FileDescriptor.in);
