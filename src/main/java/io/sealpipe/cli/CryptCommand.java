@@ -7,6 +7,7 @@ import io.sealpipe.StreamAuthenticationException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.PrintWriter;
 import java.util.Arrays;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
@@ -47,7 +48,8 @@ abstract class CryptCommand implements Callable<Integer> {
         options.checkModeOptions();
         options.checkInIsNotOut();
         Codec codec = codec();
-        try (InputStream rawIn = open(options.in); Io.Output output = create(options.out)) {
+        try (InputStream rawIn = open(options.in);
+                Io.Output output = create(options.out, options.spec.commandLine().getErr())) {
             Io.Gate sink = new Io.Gate(output.stream);
             try {
                 transfer(rawIn, sink, codec, encrypting());
@@ -112,9 +114,9 @@ abstract class CryptCommand implements Callable<Integer> {
         }
     }
 
-    private static Io.Output create(String path) throws IOException {
+    private static Io.Output create(String path, PrintWriter err) throws IOException {
         try {
-            return new Io.Output(path);
+            return new Io.Output(path, err);
         } catch (IOException e) {
             throw new IOException("cannot write output " + path + ": " + Io.describe(e), e);
         }
