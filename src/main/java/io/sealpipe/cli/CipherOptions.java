@@ -5,7 +5,6 @@ import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineSettings;
 import io.sealpipe.engine.Engines;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
 import java.util.Locale;
@@ -49,10 +48,12 @@ final class CipherOptions {
     int aesBits;
 
     static final class KeySource {
-        @Option(names = "--key-hex", paramLabel = "HEX", description = "The key as hex digits.")
+        @Option(names = "--key-hex", paramLabel = "HEX", description = "The key as hex digits. Every user of this"
+                + " machine can read it in the process list: prefer --key-file.")
         String hex;
 
-        @Option(names = "--key-file", paramLabel = "PATH", description = "A file holding the raw key bytes.")
+        @Option(names = "--key-file", paramLabel = "PATH", description = "A file holding the key: 16 or 32 raw bytes, or"
+                + " 32 or 64 hex digits (a trailing newline is fine), e.g. from openssl rand -hex 32.")
         Path file;
     }
 
@@ -113,6 +114,11 @@ final class CipherOptions {
         }
     }
 
+    /** Whether the key came on the command line, where every local user can read it. */
+    boolean keyOnCommandLine() {
+        return key.hex != null;
+    }
+
     /** The key bytes, checked against --aes; the caller zeroes them. */
     byte[] keyBytes() {
         if (aesBits != 128 && aesBits != 256) {
@@ -125,10 +131,12 @@ final class CipherOptions {
             bytes = parseHex("--key-hex", key.hex);
         } else {
             try {
-                bytes = Files.readAllBytes(key.file);
+                bytes = KeyFile.read(key.file);
             } catch (IOException e) {
                 // Not the path: it may be the key itself, given to --key-file instead of --key-hex.
                 throw bad("cannot read --key-file: " + Io.reasonOnly(e));
+            } catch (IllegalArgumentException e) {
+                throw bad(e.getMessage());
             }
         }
         if (bytes.length != aesBits / 8) {
@@ -136,7 +144,6 @@ final class CipherOptions {
             java.util.Arrays.fill(bytes, (byte) 0);
             boolean defaulted = !spec.commandLine().getParseResult().hasMatchedOption("--aes");
             throw bad("the key is " + n + " bytes but --aes " + aesBits + " needs " + aesBits / 8
-                    + (key.file != null ? " (--key-file holds raw bytes, not hex)" : "")
                     + (defaulted && n == 16 ? " (--aes 256 is the default: add --aes 128 for a 16-byte key)" : ""));
         }
         return bytes;

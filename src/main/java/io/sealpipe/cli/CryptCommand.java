@@ -48,6 +48,11 @@ abstract class CryptCommand implements Callable<Integer> {
         options.checkModeOptions();
         options.checkInIsNotOut();
         Codec codec = codec();
+        if (options.keyOnCommandLine()) {
+            // Still accepted (scripts use it), once the arguments are known to be good.
+            options.spec.commandLine().getErr().println("sealpipe: warning: --key-hex shows the key to every user of"
+                    + " this machine (ps, /proc/PID/cmdline): use --key-file (raw bytes or hex)");
+        }
         try (InputStream rawIn = open(options.in);
                 Io.Output output = create(options.out, options.spec.commandLine().getErr())) {
             Io.Gate sink = new Io.Gate(output.stream);

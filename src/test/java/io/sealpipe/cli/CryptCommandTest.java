@@ -111,7 +111,7 @@ class CryptCommandTest {
         assertBad("--mode", run("encrypt", "--mode", "cbc", "--aes", "256", "--key-hex", KEY256, "--iv-hex", IV, inPath, outPath));
         assertBad("cannot read --key-file", run("encrypt", "--mode", "ctr", "--aes", "256", "--key-file",
                 dir.resolve("missing-key").toString(), "--iv-hex", IV, inPath, outPath));
-        assertBad("--key-file holds raw bytes", run("encrypt", "--mode", "ctr", "--aes", "128", "--key-file", inPath,
+        assertBad("--key-file holds 10 bytes: it must hold the key as 16 or 32 raw bytes, or as 32 or 64 hex digits", run("encrypt", "--mode", "ctr", "--aes", "128", "--key-file", inPath,
                 "--iv-hex", IV, inPath, outPath));
         assertBad("too many arguments at argument 12", run(ctr("encrypt", "256", KEY256, IV, inPath, outPath, "extra")));
         assertFalse(Files.exists(Path.of(outPath)), "no output after bad arguments");
