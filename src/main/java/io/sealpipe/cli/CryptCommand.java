@@ -13,6 +13,7 @@ import java.util.concurrent.Callable;
 import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code sealpipe encrypt} and {@code sealpipe decrypt}: one file or pipe through a stream, in
@@ -25,6 +26,11 @@ abstract class CryptCommand implements Callable<Integer> {
 
     abstract boolean encrypting();
 
+    /** decrypt --raw: write the plaintext even if it looks compressed. */
+    boolean raw() {
+        return false;
+    }
+
     /** One stream format with its key: the layer that encrypt or decrypt puts over the data. */
     record Codec(Function<OutputStream, OutputStream> encrypt, Function<InputStream, InputStream> decrypt,
             Runnable destroy) {
@@ -34,6 +40,11 @@ abstract class CryptCommand implements Callable<Integer> {
 
         static Codec of(CtrStreams ctr) {
             return new Codec(ctr::encrypt, ctr::decrypt, ctr::destroy);
+        }
+
+        /** This codec with its plaintext checked by {@link SnappyGuard}: a compressed one is refused. */
+        Codec refusingCompressed() {
+            return new Codec(encrypt, in -> new SnappyGuard(decrypt.apply(in)), destroy);
         }
 
         /** This codec with compression over it: compress, then encrypt; decrypt, then decompress. */
@@ -47,6 +58,9 @@ abstract class CryptCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         options.checkModeOptions();
         options.checkInIsNotOut();
+        if (raw() && options.compress != CipherOptions.Compression.none) {
+            throw new UsageException(options.spec.commandLine(), "--raw is for decrypting without --compress");
+        }
         Codec codec = codec();
         if (options.keyOnCommandLine()) {
             // Still accepted (scripts use it), once the arguments are known to be good.
@@ -58,8 +72,9 @@ abstract class CryptCommand implements Callable<Integer> {
             Io.Gate sink = new Io.Gate(output.stream);
             try {
                 transfer(rawIn, sink, codec, encrypting());
-            } catch (StreamAuthenticationException e) {
-                // The stream released only authenticated plaintext, all of it before the failure.
+            } catch (StreamAuthenticationException | SnappyGuard.CompressedException e) {
+                // The stream released only authenticated plaintext, all of it before the failure
+                // (and none of a compressed one).
                 String where = !Io.isStd(options.out) ? options.out + " was left untouched"
                         : sink.written() == 0 ? "nothing went to standard output"
                         : "standard output got only the " + sink.written() + " authenticated bytes before it";
@@ -90,6 +105,8 @@ abstract class CryptCommand implements Callable<Integer> {
         }
         if (options.compress == CipherOptions.Compression.snappy) {
             codec = codec.compressedWith(SnappyStreams.builder().parallelism(threads).build());
+        } else if (!raw()) {
+            codec = codec.refusingCompressed();
         }
         return codec;
     }
@@ -141,9 +158,18 @@ abstract class CryptCommand implements Callable<Integer> {
                 "gcm: a file OUT appears only if the whole message authenticates; standard output may get the"
                         + " authenticated plaintext before a failed chunk, never anything after it."})
     static final class Decrypt extends CryptCommand {
+        @Option(names = "--raw", description = "Write the decrypted bytes as they are, even if they look compressed"
+                + " (without it, a plaintext that starts as a Snappy framed stream is refused: add --compress snappy).")
+        boolean raw;
+
         @Override
         boolean encrypting() {
             return false;
+        }
+
+        @Override
+        boolean raw() {
+            return raw;
         }
     }
 }
