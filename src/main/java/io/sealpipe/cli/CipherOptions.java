@@ -78,8 +78,15 @@ final class CipherOptions {
                     + " secrets and attacker-chosen data in one stream.")
     Compression compress;
 
+    /**
+     * The default of --threads: the available processors, at most 8. The CLI's own, not the
+     * library's {@link Parallelism#DEFAULT}: a library shares the cores with its application and
+     * may default to less, while a command-line run is the job itself.
+     */
+    static final int DEFAULT_THREADS = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), 8));
+
     @Option(names = "--threads", paramLabel = "N", description = "Threads working on the stream: 1.."
-            + Parallelism.MAX + " (default: the available processors, at most 8). The output is the same for every N.")
+            + Parallelism.MAX + " (default: one per available processor, at most 8). The output is the same for every N.")
     Integer threads;
 
     @Parameters(index = "0", arity = "0..1", paramLabel = "IN", description = "Input file (default or -: standard input).")
@@ -160,10 +167,10 @@ final class CipherOptions {
         return iv;
     }
 
-    /** The parallelism of --threads, or the default. */
+    /** The parallelism of --threads, or {@link #DEFAULT_THREADS}. */
     int threads() {
         if (threads == null) {
-            return Parallelism.DEFAULT;
+            return DEFAULT_THREADS;
         }
         if (threads < 1 || threads > Parallelism.MAX) {
             throw bad("--threads must be 1.." + Parallelism.MAX);

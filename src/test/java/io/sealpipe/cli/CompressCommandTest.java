@@ -81,6 +81,21 @@ class CompressCommandTest {
         assertArrayEquals(PLAIN, Files.readAllBytes(back));
     }
 
+    /** Every core up to 8 by default, computed by the CLI: the library's default may be 1. */
+    @Test
+    void threadsDefaultToTheAvailableProcessorsUpTo8() {
+        int expected = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), 8));
+        assertEquals(expected, new CipherOptions().threads());
+        for (String command : new String[] {"encrypt", "decrypt"}) {
+            StringWriter out = new StringWriter();
+            assertEquals(0, Main.run(new String[] {command, "--help"}, new PrintWriter(out),
+                    new PrintWriter(new StringWriter())));
+            String help = out.toString().replaceAll("\\s+", " ");
+            assertTrue(help.contains("--threads=N Threads working on the stream: 1..64 (default: one per available"
+                    + " processor, at most 8)."), help);
+        }
+    }
+
     @Test
     void damageInsideACompressedFrameExits1AndLeavesNoOutput() throws IOException {
         Path sealed = dir.resolve("out.enc");
