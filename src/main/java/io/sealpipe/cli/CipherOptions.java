@@ -5,11 +5,9 @@ import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineSettings;
 import io.sealpipe.engine.Engines;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
 import java.util.Locale;
-import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -18,7 +16,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * The options {@code encrypt} and {@code decrypt} share, validated into key, IV or context, and
- * engine. Each check throws a {@link CommandLine.ParameterException} (exit 2) naming the option.
+ * engine. Each check throws a {@link UsageException} (exit 2) naming the option and never its
+ * value: the value may be a key typed in the wrong place.
  */
 final class CipherOptions {
 
@@ -49,10 +48,12 @@ final class CipherOptions {
     int aesBits;
 
     static final class KeySource {
-        @Option(names = "--key-hex", paramLabel = "HEX", description = "The key as hex digits.")
+        @Option(names = "--key-hex", paramLabel = "HEX", description = "The key as hex digits. Every user of this"
+                + " machine can read it in the process list: prefer --key-file.")
         String hex;
 
-        @Option(names = "--key-file", paramLabel = "PATH", description = "A file holding the raw key bytes.")
+        @Option(names = "--key-file", paramLabel = "PATH", description = "A file holding the key: 16 or 32 raw bytes, or"
+                + " 32 or 64 hex digits (a trailing newline is fine), e.g. from openssl rand -hex 32.")
         Path file;
     }
 
@@ -77,8 +78,15 @@ final class CipherOptions {
                     + " secrets and attacker-chosen data in one stream.")
     Compression compress;
 
+    /**
+     * The default of --threads: the available processors, at most 8. The CLI's own, not the
+     * library's {@link Parallelism#DEFAULT}: a library shares the cores with its application and
+     * may default to less, while a command-line run is the job itself.
+     */
+    static final int DEFAULT_THREADS = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), 8));
+
     @Option(names = "--threads", paramLabel = "N", description = "Threads working on the stream: 1.."
-            + Parallelism.MAX + " (default: the available processors, at most 8). The output is the same for every N.")
+            + Parallelism.MAX + " (default: one per available processor, at most 8). The output is the same for every N.")
     Integer threads;
 
     @Parameters(index = "0", arity = "0..1", paramLabel = "IN", description = "Input file (default or -: standard input).")
@@ -87,8 +95,8 @@ final class CipherOptions {
     @Parameters(index = "1", arity = "0..1", paramLabel = "OUT", description = "Output file (default or -: standard output).")
     String out;
 
-    private CommandLine.ParameterException bad(String message) {
-        return new CommandLine.ParameterException(spec.commandLine(), message);
+    private UsageException bad(String message) {
+        return new UsageException(spec.commandLine(), message);
     }
 
     /** Rejects options that belong to the other mode, before anything else is checked or read. */
@@ -102,21 +110,40 @@ final class CipherOptions {
         }
     }
 
+    /**
+     * Rejects an OUT that is IN itself (the same path, {@code ./x} for {@code x}, a hard or symbolic
+     * link): the output would be renamed over the input, and {@code encrypt x x} would leave only
+     * the ciphertext, {@code decrypt x x} only the plaintext.
+     */
+    void checkInIsNotOut() {
+        if (Io.isSameFile(in, out)) {
+            throw bad("IN and OUT are the same file (" + out + "): write to another file, then rename it if you must");
+        }
+    }
+
+    /** Whether the key came on the command line, where every local user can read it. */
+    boolean keyOnCommandLine() {
+        return key.hex != null;
+    }
+
     /** The key bytes, checked against --aes; the caller zeroes them. */
     byte[] keyBytes() {
         if (aesBits != 128 && aesBits != 256) {
             throw bad(mode == Mode.gcm
-                    ? "--mode gcm takes --aes 128 or 256 (Cobblestone-128 or -256), not " + aesBits
-                    : "--aes must be 128 or 256, not " + aesBits);
+                    ? "--mode gcm takes --aes 128 or 256 (Cobblestone-128 or -256)"
+                    : "--aes must be 128 or 256");
         }
         byte[] bytes;
         if (key.hex != null) {
             bytes = parseHex("--key-hex", key.hex);
         } else {
             try {
-                bytes = Files.readAllBytes(key.file);
+                bytes = KeyFile.read(key.file);
             } catch (IOException e) {
-                throw bad("cannot read --key-file " + key.file + ": " + Io.describe(e));
+                // Not the path: it may be the key itself, given to --key-file instead of --key-hex.
+                throw bad("cannot read --key-file: " + Io.reasonOnly(e));
+            } catch (IllegalArgumentException e) {
+                throw bad(e.getMessage());
             }
         }
         if (bytes.length != aesBits / 8) {
@@ -124,7 +151,6 @@ final class CipherOptions {
             java.util.Arrays.fill(bytes, (byte) 0);
             boolean defaulted = !spec.commandLine().getParseResult().hasMatchedOption("--aes");
             throw bad("the key is " + n + " bytes but --aes " + aesBits + " needs " + aesBits / 8
-                    + (key.file != null ? " (--key-file holds raw bytes, not hex)" : "")
                     + (defaulted && n == 16 ? " (--aes 256 is the default: add --aes 128 for a 16-byte key)" : ""));
         }
         return bytes;
@@ -141,13 +167,13 @@ final class CipherOptions {
         return iv;
     }
 
-    /** The parallelism of --threads, or the default. */
+    /** The parallelism of --threads, or {@link #DEFAULT_THREADS}. */
     int threads() {
         if (threads == null) {
-            return Parallelism.AUTO;
+            return DEFAULT_THREADS;
         }
         if (threads < 1 || threads > Parallelism.MAX) {
-            throw bad("--threads must be 1.." + Parallelism.MAX + ", not " + threads);
+            throw bad("--threads must be 1.." + Parallelism.MAX);
         }
         return threads;
     }
@@ -161,7 +187,7 @@ final class CipherOptions {
         try {
             EngineSettings.parseEngine(engine);
         } catch (IllegalArgumentException e) {
-            throw bad("--engine " + engine + " is not an engine: use auto, openssl-jni, openssl-jna or jce");
+            throw bad("--engine takes auto, openssl-jni, openssl-jna or jce");
         }
         return Engines.forName(engine.toLowerCase(Locale.ROOT));
     }
@@ -170,7 +196,7 @@ final class CipherOptions {
         try {
             return HexFormat.of().parseHex(value.trim());
         } catch (IllegalArgumentException e) {
-            throw bad(option + " is not hex: " + e.getMessage());
+            throw bad(option + " is not hex: expected pairs of the digits 0-9 and a-f");
         }
     }
 }

@@ -7,11 +7,13 @@ import io.sealpipe.StreamAuthenticationException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.PrintWriter;
 import java.util.Arrays;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code sealpipe encrypt} and {@code sealpipe decrypt}: one file or pipe through a stream, in
@@ -24,6 +26,11 @@ abstract class CryptCommand implements Callable<Integer> {
 
     abstract boolean encrypting();
 
+    /** decrypt --raw: write the plaintext even if it looks compressed. */
+    boolean raw() {
+        return false;
+    }
+
     /** One stream format with its key: the layer that encrypt or decrypt puts over the data. */
     record Codec(Function<OutputStream, OutputStream> encrypt, Function<InputStream, InputStream> decrypt,
             Runnable destroy) {
@@ -33,6 +40,11 @@ abstract class CryptCommand implements Callable<Integer> {
 
         static Codec of(CtrStreams ctr) {
             return new Codec(ctr::encrypt, ctr::decrypt, ctr::destroy);
+        }
+
+        /** This codec with its plaintext checked by {@link SnappyGuard}: a compressed one is refused. */
+        Codec refusingCompressed() {
+            return new Codec(encrypt, in -> new SnappyGuard(decrypt.apply(in)), destroy);
         }
 
         /** This codec with compression over it: compress, then encrypt; decrypt, then decompress. */
@@ -45,13 +57,24 @@ abstract class CryptCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         options.checkModeOptions();
+        options.checkInIsNotOut();
+        if (raw() && options.compress != CipherOptions.Compression.none) {
+            throw new UsageException(options.spec.commandLine(), "--raw is for decrypting without --compress");
+        }
         Codec codec = codec();
-        try (InputStream rawIn = open(options.in); Io.Output output = create(options.out)) {
+        if (options.keyOnCommandLine()) {
+            // Still accepted (scripts use it), once the arguments are known to be good.
+            options.spec.commandLine().getErr().println("sealpipe: warning: --key-hex shows the key to every user of"
+                    + " this machine (ps, /proc/PID/cmdline): use --key-file (raw bytes or hex)");
+        }
+        try (InputStream rawIn = open(options.in);
+                Io.Output output = create(options.out, options.spec.commandLine().getErr())) {
             Io.Gate sink = new Io.Gate(output.stream);
             try {
                 transfer(rawIn, sink, codec, encrypting());
-            } catch (StreamAuthenticationException e) {
-                // The stream released only authenticated plaintext, all of it before the failure.
+            } catch (StreamAuthenticationException | SnappyGuard.CompressedException e) {
+                // The stream released only authenticated plaintext, all of it before the failure
+                // (and none of a compressed one).
                 String where = !Io.isStd(options.out) ? options.out + " was left untouched"
                         : sink.written() == 0 ? "nothing went to standard output"
                         : "standard output got only the " + sink.written() + " authenticated bytes before it";
@@ -82,6 +105,8 @@ abstract class CryptCommand implements Callable<Integer> {
         }
         if (options.compress == CipherOptions.Compression.snappy) {
             codec = codec.compressedWith(SnappyStreams.builder().parallelism(threads).build());
+        } else if (!raw()) {
+            codec = codec.refusingCompressed();
         }
         return codec;
     }
@@ -111,9 +136,9 @@ abstract class CryptCommand implements Callable<Integer> {
         }
     }
 
-    private static Io.Output create(String path) throws IOException {
+    private static Io.Output create(String path, PrintWriter err) throws IOException {
         try {
-            return new Io.Output(path);
+            return new Io.Output(path, err);
         } catch (IOException e) {
             throw new IOException("cannot write output " + path + ": " + Io.describe(e), e);
         }
@@ -133,9 +158,18 @@ abstract class CryptCommand implements Callable<Integer> {
                 "gcm: a file OUT appears only if the whole message authenticates; standard output may get the"
                         + " authenticated plaintext before a failed chunk, never anything after it."})
     static final class Decrypt extends CryptCommand {
+        @Option(names = "--raw", description = "Write the decrypted bytes as they are, even if they look compressed"
+                + " (without it, a plaintext that starts as a Snappy framed stream is refused: add --compress snappy).")
+        boolean raw;
+
         @Override
         boolean encrypting() {
             return false;
+        }
+
+        @Override
+        boolean raw() {
+            return raw;
         }
     }
 }

@@ -20,7 +20,7 @@ public final class Main implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
+        throw new UsageException(spec.commandLine(), "a command is required");
     }
 
     public static void main(String[] args) {
@@ -37,8 +37,8 @@ public final class Main implements Runnable {
         cli.setErr(err);
         cli.setExitCodeExceptionMapper(e -> e instanceof IllegalArgumentException ? USAGE : FAILED);
         cli.setParameterExceptionHandler((e, a) -> {
-            err.println("sealpipe: " + e.getMessage() + " (see: " + e.getCommandLine().getCommandSpec().qualifiedName()
-                    + " --help)");
+            // Never e.getMessage(): picocli's messages repeat the values typed, a key among them.
+            err.println("sealpipe: " + UsageErrors.describe(e, a));
             return USAGE;
         });
         cli.setExecutionExceptionHandler((e, c, parsed) -> {

@@ -22,7 +22,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -65,14 +64,14 @@ final class SpeedCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    private CommandLine.ParameterException bad(String message) {
-        return new CommandLine.ParameterException(spec.commandLine(), message);
+    private UsageException bad(String message) {
+        return new UsageException(spec.commandLine(), message);
     }
 
     @Override
     public Integer call() throws IOException {
         if (!(seconds >= 0.01 && seconds <= 60)) {
-            throw bad("--seconds must be 0.01..60, not " + seconds);
+            throw bad("--seconds must be 0.01..60");
         }
         List<Mode> modes = modes();
         if (chart != null && !SpeedChart.supported(chart)) {
@@ -141,7 +140,7 @@ final class SpeedCommand implements Callable<Integer> {
                 m = null;
             }
             if (m == null || m == Mode.CTR_STREAM_READ) {
-                throw bad("--mode " + name + " is not a mode: use gcm-stream, ctr-stream, gcm, ctr, cfb, hmac-sha256,"
+                throw bad("--mode takes gcm-stream, ctr-stream, gcm, ctr, cfb, hmac-sha256,"
                         + " cfb+hmac-sha256, snappy+gcm-write or gcm+snappy-read");
             }
             if (!modes.contains(m)) {
@@ -169,7 +168,7 @@ final class SpeedCommand implements Callable<Integer> {
             try {
                 EngineKind.fromId(name);
             } catch (IllegalArgumentException e) {
-                throw bad("--engine " + engine + " is not an engine: use all, auto, openssl-jni, openssl-jna or jce");
+                throw bad("--engine takes all, auto, openssl-jni, openssl-jna or jce");
             }
         }
         CryptoEngine e = Engines.forName(name); // throws EngineUnavailableException (exit 1) with the reason
