@@ -24,7 +24,10 @@ public final class AesKey implements Destroyable {
     /**
      * Copies {@code key}.
      *
+     * @param key the key bytes; the caller's array is neither kept nor changed
+     * @return a holder of a private copy
      * @throws IllegalArgumentException if it is not 16, 24 or 32 bytes long
+     * @throws NullPointerException if {@code key} is null
      */
     public static AesKey copyOf(byte[] key) {
         if (key == null) {
@@ -36,7 +39,11 @@ public final class AesKey implements Destroyable {
         return new AesKey(key.clone());
     }
 
-    /** Key length in bytes. */
+    /**
+     * Key length in bytes, still known after {@link #destroy()}.
+     *
+     * @return 16, 24 or 32
+     */
     public int length() {
         return bytes.length;
     }
@@ -49,6 +56,10 @@ public final class AesKey implements Destroyable {
         return bytes;
     }
 
+    /**
+     * Zeroes the key bytes; objects already built from this key keep their own copies. Using
+     * the key afterwards (in a builder's {@code build()}) throws {@code IllegalStateException}.
+     */
     @Override
     public void destroy() {
         Arrays.fill(bytes, (byte) 0);

@@ -72,7 +72,11 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         this.cipher = params.newCipher(key, position);
     }
 
-    /** Stream position of the next byte {@link #read()} returns. */
+    /**
+     * Stream position of the next byte {@link #read()} returns, as Hadoop's {@code getPos()}.
+     *
+     * @return the stream offset, moved on by every read and skip and set by {@link #seek}
+     */
     public long getPos() {
         return position;
     }
@@ -201,7 +205,12 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         return (int) Math.min(Integer.MAX_VALUE, (limit - pos) + source.available());
     }
 
-    /** Whether {@link #seek} and positioned reads are available (the source is seekable). */
+    /**
+     * Whether {@link #seek} and positioned reads are available.
+     *
+     * @return true over a {@code SeekableByteChannel}, a {@code ByteBuffer} or a
+     *     {@link PositionedInput}; false over an {@code InputStream} or another channel
+     */
     public boolean isSeekable() {
         return source.seekable();
     }
@@ -210,6 +219,9 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
      * Moves to stream position {@code newPosition} (at least the stream offset; past the end the
      * next read returns -1).
      *
+     * @param newPosition the stream position to read next
+     * @throws IllegalArgumentException if {@code newPosition} is before the stream offset
+     * @throws IOException if this stream is closed or the wrapped channel fails to seek
      * @throws UnsupportedOperationException if the stream was built over an {@code InputStream} or
      *     a channel that is not a {@code SeekableByteChannel}
      */
@@ -235,7 +247,15 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
      * Reads up to {@code length} bytes at stream position {@code position} without moving the
      * stream; safe to call from several threads at once.
      *
-     * @return the bytes read, or -1 if {@code position} is at or past the end
+     * @param position the stream position of the first byte, at least the stream offset
+     * @param b receives the plaintext
+     * @param off where to write in {@code b}
+     * @param length the most bytes to read
+     * @return the bytes read (0 only if {@code length} is 0), or -1 if {@code position} is at
+     *     or past the end
+     * @throws IOException if this stream is closed or the wrapped input fails
+     * @throws UnsupportedOperationException if the stream is not {@link #isSeekable() seekable}
+     * @throws IllegalArgumentException if {@code position} is before the stream offset
      */
     public int read(long position, byte[] b, int off, int length) throws IOException {
         checkOpen();
@@ -258,7 +278,13 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
      * Reads exactly {@code length} bytes at stream position {@code position} without moving the
      * stream; safe to call from several threads at once.
      *
+     * @param position the stream position of the first byte, at least the stream offset
+     * @param b receives the plaintext
+     * @param off where to write in {@code b}
+     * @param length bytes to read
      * @throws EOFException if the stream ends first
+     * @throws IOException if this stream is closed or the wrapped input fails
+     * @throws UnsupportedOperationException if the stream is not {@link #isSeekable() seekable}
      */
     public void readFully(long position, byte[] b, int off, int length) throws IOException {
         Checks.range("b", b, off, length);
@@ -273,7 +299,14 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         }
     }
 
-    /** {@link #readFully(long, byte[], int, int)} for the whole array. */
+    /**
+     * {@link #readFully(long, byte[], int, int)} for the whole array.
+     *
+     * @param position the stream position of the first byte, at least the stream offset
+     * @param b filled with the plaintext
+     * @throws EOFException if the stream ends first
+     * @throws IOException if this stream is closed or the wrapped input fails
+     */
     public void readFully(long position, byte[] b) throws IOException {
         readFully(position, b, 0, b.length);
     }

@@ -64,7 +64,11 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
         }
     }
 
-    /** Stream position of the next byte written (stream offset + bytes written). */
+    /**
+     * Stream position of the next byte written, as Hadoop's {@code getPos()}.
+     *
+     * @return the stream offset plus the bytes written so far
+     */
     public long getPos() {
         return position;
     }

@@ -85,14 +85,25 @@ public final class CtrStreams implements Destroyable {
         this.executor = b.executor != null ? b.executor : Workers.shared();
     }
 
+    /**
+     * Starts a builder. The key and IV are required; the defaults are the engine of
+     * {@link Engines#auto()}, a 64 KiB buffer, stream offset 0, {@code closeUnderlying(true)} and
+     * parallelism 1 (or {@value Parallelism#PROPERTY}).
+     *
+     * @return a new builder
+     */
     public static Builder builder() {
         return new Builder();
     }
 
     /**
-     * Encrypts what is written to the returned stream into {@code out}.
+     * Encrypts what is written to the returned stream into {@code out}, from stream position
+     * {@link Builder#streamOffset(long) streamOffset}.
      *
-     * @throws IllegalStateException if this instance has already encrypted a stream (see the class comment)
+     * @param out receives the ciphertext, as long as the plaintext
+     * @return the encrypting stream, for one thread at a time
+     * @throws IllegalStateException if this instance has already encrypted a stream (see the
+     *     class comment) or was {@link #destroy() destroyed}
      */
     public CryptoOutputStream encrypt(OutputStream out) {
         markEncrypted();
@@ -100,9 +111,13 @@ public final class CtrStreams implements Destroyable {
     }
 
     /**
-     * Encrypts what is written to the returned stream (or channel) into {@code out}.
+     * Encrypts what is written to the returned stream (or channel) into {@code out}, from stream
+     * position {@link Builder#streamOffset(long) streamOffset}.
      *
-     * @throws IllegalStateException if this instance has already encrypted a stream (see the class comment)
+     * @param out receives the ciphertext, as long as the plaintext
+     * @return the encrypting stream (also a channel), for one thread at a time
+     * @throws IllegalStateException if this instance has already encrypted a stream (see the
+     *     class comment) or was {@link #destroy() destroyed}
      */
     public CryptoOutputStream encrypt(WritableByteChannel out) {
         markEncrypted();
@@ -123,6 +138,8 @@ public final class CtrStreams implements Destroyable {
      * encrypt one more stream (or to decrypt one encrypted with that IV). The IV must never have
      * been used with this key before; a random one ({@code SecureRandom}) is the safe choice.
      *
+     * @param iv 16 bytes, copied
+     * @return a new instance that has not encrypted yet
      * @throws IllegalArgumentException if {@code iv} is not 16 bytes or is this instance's IV
      * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
      */
@@ -150,6 +167,11 @@ public final class CtrStreams implements Destroyable {
     /**
      * Decrypts {@code in} sequentially; {@code seek} and positioned reads are not available (for a
      * Hadoop {@code FSDataInputStream} they are, through {@link #decrypt(PositionedInput)}).
+     *
+     * @param in the ciphertext; its first byte is at stream position
+     *     {@link Builder#streamOffset(long) streamOffset}
+     * @return the decrypting stream, for one thread at a time
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
      */
     public CryptoInputStream decrypt(InputStream in) {
         return new CryptoInputStream(CiphertextSource.of(in), this);
@@ -159,6 +181,10 @@ public final class CtrStreams implements Destroyable {
      * Decrypts {@code in}. If it is a {@link SeekableByteChannel} (such as a {@code FileChannel}),
      * the stream can seek and serve positioned reads; its current position holds the byte at
      * stream position {@link Builder#streamOffset(long) streamOffset}.
+     *
+     * @param in the ciphertext, from its current position
+     * @return the decrypting stream (also a channel)
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
      */
     public CryptoInputStream decrypt(ReadableByteChannel in) {
         return new CryptoInputStream(CiphertextSource.of(in), this);
@@ -171,6 +197,10 @@ public final class CtrStreams implements Destroyable {
      * decrypts straight from the buffer into the reader's array (no copy in between), can seek
      * and serves positioned reads; {@code in}'s own position and limit are left alone, and its
      * content must not change while the stream is in use.
+     *
+     * @param in the ciphertext, heap or direct
+     * @return the decrypting stream, seekable
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
      */
     public CryptoInputStream decrypt(ByteBuffer in) {
         Objects.requireNonNull(in, "in");
@@ -186,6 +216,9 @@ public final class CtrStreams implements Destroyable {
      * input. Closing the stream does not close what the input reads from. {@code available()}
      * counts only decrypted bytes not yet returned, as the input has no size.
      *
+     * @param in reads the ciphertext by position, e.g. {@code fsIn::read}
+     * @return the decrypting stream, seekable
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
      * @see PositionedInput
      */
     public CryptoInputStream decrypt(PositionedInput in) {
@@ -193,6 +226,11 @@ public final class CtrStreams implements Destroyable {
         return new CryptoInputStream(CiphertextSource.of(in), this);
     }
 
+    /**
+     * The engine the streams run on.
+     *
+     * @return the builder's engine, or the one {@link Engines#auto()} chose at build time
+     */
     public CryptoEngine engine() {
         return engine;
     }
@@ -209,7 +247,11 @@ public final class CtrStreams implements Destroyable {
         return closeUnderlying;
     }
 
-    /** How many threads (this one and shared workers) may work on one large read or write. */
+    /**
+     * How many threads (the stream's own and helpers) may work on one large read or write.
+     *
+     * @return 1..{@link Parallelism#MAX}
+     */
     public int parallelism() {
         return parallelism;
     }
@@ -274,7 +316,10 @@ public final class CtrStreams implements Destroyable {
         }
     }
 
-    /** Zeroes this object's copy of the key; streams already open keep working. */
+    /**
+     * Zeroes this object's copy of the key; streams already open keep working (each has its own
+     * copy), but new ones and {@link #withIv(byte[])} throw {@code IllegalStateException}.
+     */
     @Override
     public void destroy() {
         key.destroy();
@@ -304,38 +349,75 @@ public final class CtrStreams implements Destroyable {
 
         private Builder() {}
 
-        /** The key (16, 24 or 32 bytes); the built object keeps its own copy. */
+        /**
+         * The key; the built object keeps its own copy, so {@code key} may be destroyed after
+         * {@link #build()}.
+         *
+         * @param key 16, 24 or 32 bytes (AES-128, -192 or -256)
+         * @return this builder
+         */
         public Builder key(AesKey key) {
             this.key = key;
             return this;
         }
 
-        /** The key bytes (16, 24 or 32), copied. */
+        /**
+         * The key bytes, copied; the caller may wipe its array afterwards.
+         *
+         * @param key 16, 24 or 32 bytes (AES-128, -192 or -256)
+         * @return this builder
+         * @throws IllegalArgumentException if {@code key} is not 16, 24 or 32 bytes
+         */
         public Builder key(byte[] key) {
             this.key = AesKey.copyOf(key);
             return this;
         }
 
-        /** The 16-byte initial counter block, copied. */
+        /**
+         * The initial counter block, copied: random, and never used with this key for another
+         * stream.
+         *
+         * @param iv 16 bytes
+         * @return this builder
+         * @throws IllegalArgumentException if {@code iv} is not 16 bytes
+         */
         public Builder iv(byte[] iv) {
             Checks.length("iv", iv, 16);
             this.iv = iv.clone();
             return this;
         }
 
-        /** The engine to use; default {@link Engines#auto()}. */
+        /**
+         * The engine to use (default {@link Engines#auto()}, resolved by {@link #build()}).
+         *
+         * @param engine an engine, or {@code null} for the default
+         * @return this builder
+         */
         public Builder engine(CryptoEngine engine) {
             this.engine = engine;
             return this;
         }
 
-        /** The engine to use, by kind. */
+        /**
+         * The engine to use, by kind, looked up now with {@link Engines#get(EngineKind)}.
+         *
+         * @param kind the engine wanted
+         * @return this builder
+         * @throws io.sealpipe.engine.EngineUnavailableException if that engine cannot run here
+         */
         public Builder engine(EngineKind kind) {
             this.engine = Engines.get(kind);
             return this;
         }
 
-        /** Buffer size in bytes, at least {@value CtrStreams#MIN_BUFFER_SIZE}; default 64 KiB. */
+        /**
+         * Size of each stream's buffer (default 64 KiB). Small writes and reads are gathered in
+         * it; large ones bypass it. It does not change the bytes written.
+         *
+         * @param bufferSize bytes, at least {@value CtrStreams#MIN_BUFFER_SIZE}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code bufferSize} is smaller
+         */
         public Builder bufferSize(int bufferSize) {
             if (bufferSize < MIN_BUFFER_SIZE) {
                 throw new IllegalArgumentException(
@@ -349,6 +431,10 @@ public final class CtrStreams implements Destroyable {
          * Stream position of the first byte written or read (default 0), as Hadoop's
          * {@code streamOffset}: for appending to an existing stream, or for reading a part of it.
          * Need not be a multiple of 16.
+         *
+         * @param streamOffset the stream position, 0 or more
+         * @return this builder
+         * @throws IllegalArgumentException if {@code streamOffset} is negative
          */
         public Builder streamOffset(long streamOffset) {
             if (streamOffset < 0) {
@@ -358,7 +444,13 @@ public final class CtrStreams implements Destroyable {
             return this;
         }
 
-        /** Whether closing a stream closes the wrapped stream or channel (default true). */
+        /**
+         * Whether closing a stream closes the wrapped stream or channel (default true). A stream
+         * over a {@link PositionedInput} never closes what the input reads from.
+         *
+         * @param closeUnderlying false to leave the wrapped stream or channel open
+         * @return this builder
+         */
         public Builder closeUnderlying(boolean closeUnderlying) {
             this.closeUnderlying = closeUnderlying;
             return this;
@@ -371,6 +463,8 @@ public final class CtrStreams implements Destroyable {
          * system property {@value Parallelism#PROPERTY}). The bytes are the same whatever the
          * setting.
          *
+         * @param parallelism 1 (this thread only) .. {@link Parallelism#MAX}
+         * @return this builder
          * @throws IllegalArgumentException if not 1..{@link Parallelism#MAX}
          */
         public Builder parallelism(int parallelism) {
@@ -383,13 +477,25 @@ public final class CtrStreams implements Destroyable {
          * (default: sealpipe's shared daemon workers). Tasks are short and never block; the
          * stream's own thread does whatever no task took, so an executor that is busy, or
          * rejects tasks, slows the stream down but never blocks it. Has no effect at parallelism 1.
+         *
+         * @param executor runs the helper tasks; not shut down by sealpipe
+         * @return this builder
          */
         public Builder executor(Executor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");
             return this;
         }
 
-        /** @throws IllegalStateException if the key or IV is missing */
+        /**
+         * Validates the settings and makes the instance, resolving the defaults: the engine
+         * ({@link Engines#auto()}) and the parallelism.
+         *
+         * @return a thread-safe instance with its own copy of the key, ready to encrypt one stream
+         * @throws IllegalStateException if the key or IV is missing, or the key was destroyed
+         * @throws IllegalArgumentException if {@value Parallelism#PROPERTY} is not understood
+         * @throws io.sealpipe.engine.EngineUnavailableException if no engine was given and none
+         *     may be used
+         */
         public CtrStreams build() {
             if (key == null) {
                 throw new IllegalStateException("a key is required: call key(...)");

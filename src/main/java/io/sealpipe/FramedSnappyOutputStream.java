@@ -88,7 +88,11 @@ public final class FramedSnappyOutputStream extends OutputStream {
         this.alone = parallelism == 1;
     }
 
-    /** Uncompressed bytes written so far. */
+    /**
+     * Uncompressed bytes written so far.
+     *
+     * @return the count of bytes accepted by the write methods, compressed or still buffered
+     */
     public long bytesWritten() {
         return written;
     }

@@ -94,7 +94,11 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         this.params = params;
     }
 
-    /** Plaintext bytes returned (or skipped) so far. */
+    /**
+     * Plaintext bytes returned (or skipped) so far.
+     *
+     * @return the count, all of it authenticated
+     */
     public long plaintextRead() {
         return released;
     }

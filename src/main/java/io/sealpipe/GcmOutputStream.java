@@ -83,7 +83,11 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
         }
     }
 
-    /** Plaintext bytes written so far. */
+    /**
+     * Plaintext bytes written so far.
+     *
+     * @return the count of bytes accepted by the write methods, sealed or still buffered
+     */
     public long plaintextWritten() {
         return written;
     }

@@ -208,7 +208,14 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
      * Reads into {@code dst} from plaintext position {@code position} without moving this
      * channel's position; safe to call from several threads at once.
      *
-     * @return the bytes read, or -1 if {@code position} is at or past the (authenticated) end
+     * @param dst receives the plaintext at its position, up to its limit
+     * @param position plaintext offset of the first byte, 0 or more
+     * @return the bytes read (0 only if {@code dst} has no room), or -1 if {@code position} is
+     *     at or past the (authenticated) end
+     * @throws StreamAuthenticationException if a chunk read fails authentication, or the
+     *     message length is not authentic
+     * @throws IOException if this channel is closed or the wrapped channel fails
+     * @throws IllegalArgumentException if {@code position} is negative
      */
     public int read(ByteBuffer dst, long position) throws IOException {
         checkOpen();
@@ -223,7 +230,21 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         }
     }
 
-    /** As {@link #read(ByteBuffer, long)} into {@code b[off, off + len)}. */
+    /**
+     * As {@link #read(ByteBuffer, long)} into {@code b[off, off + len)}: does not move this
+     * channel's position; safe to call from several threads at once.
+     *
+     * @param position plaintext offset of the first byte, 0 or more
+     * @param b receives the plaintext
+     * @param off where to write in {@code b}
+     * @param len the most bytes to read
+     * @return the bytes read (0 only if {@code len} is 0), or -1 if {@code position} is at or
+     *     past the (authenticated) end
+     * @throws StreamAuthenticationException if a chunk read fails authentication, or the
+     *     message length is not authentic
+     * @throws IOException if this channel is closed or the wrapped channel fails
+     * @throws IllegalArgumentException if {@code position} is negative
+     */
     public int read(long position, byte[] b, int off, int len) throws IOException {
         checkOpen();
         Checks.range("b", b, off, len);
@@ -242,7 +263,13 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
      * Reads exactly {@code len} bytes at plaintext position {@code position} without moving this
      * channel's position; safe to call from several threads at once.
      *
+     * @param position plaintext offset of the first byte, 0 or more
+     * @param b receives the plaintext
+     * @param off where to write in {@code b}
+     * @param len bytes to read
      * @throws EOFException if the message ends first
+     * @throws StreamAuthenticationException if a chunk read fails authentication
+     * @throws IOException if this channel is closed or the wrapped channel fails
      */
     public void readFully(long position, byte[] b, int off, int len) throws IOException {
         Checks.range("b", b, off, len);

@@ -77,29 +77,60 @@ public final class GcmStreams implements Destroyable {
         this.saltSource = b.saltSource;
     }
 
+    /**
+     * Starts a builder. Only the key is required; the defaults are no context, the engine of
+     * {@link Engines#auto()}, {@code closeUnderlying(true)} and parallelism 1 (or
+     * {@value Parallelism#PROPERTY}).
+     *
+     * @return a new builder
+     */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Encrypts what is written to the returned stream into {@code out}; close it to finish the message. */
+    /**
+     * Encrypts what is written to the returned stream into {@code out}, as a new message with a
+     * fresh random salt; close it to finish the message.
+     *
+     * @param out receives the ciphertext, from the header on
+     * @return the encrypting stream, for one thread at a time
+     */
     public GcmOutputStream encrypt(OutputStream out) {
         Objects.requireNonNull(out, "out");
         return new GcmOutputStream(CiphertextSink.of(out), this);
     }
 
-    /** Encrypts what is written to the returned stream (or channel) into {@code out}. */
+    /**
+     * Encrypts what is written to the returned stream (or channel) into {@code out}, as a new
+     * message; close it to finish the message.
+     *
+     * @param out receives the ciphertext, from the header on
+     * @return the encrypting stream, for one thread at a time
+     */
     public GcmOutputStream encrypt(WritableByteChannel out) {
         Objects.requireNonNull(out, "out");
         return new GcmOutputStream(CiphertextSink.of(out), this);
     }
 
-    /** Decrypts and verifies {@code in} as it is read, from its current position to its end. */
+    /**
+     * Decrypts and verifies {@code in} as it is read, from its current position to its end.
+     * Nothing is read until the first read; a wrong key or context fails there.
+     *
+     * @param in the ciphertext, one whole message to its end
+     * @return the decrypting stream, for one thread at a time
+     */
     public GcmInputStream decrypt(InputStream in) {
         Objects.requireNonNull(in, "in");
         return new GcmInputStream(CiphertextSource.of(in), this);
     }
 
-    /** Decrypts and verifies {@code in} as it is read, from its current position to its end. */
+    /**
+     * Decrypts and verifies {@code in} as it is read, from its current position to its end.
+     * Nothing is read until the first read; a wrong key or context fails there.
+     *
+     * @param in the ciphertext, one whole message to its end
+     * @return the decrypting stream (also a channel), for one thread at a time
+     */
     public GcmInputStream decrypt(ReadableByteChannel in) {
         Objects.requireNonNull(in, "in");
         return new GcmInputStream(CiphertextSource.of(in), this);
@@ -110,6 +141,9 @@ public final class GcmStreams implements Destroyable {
      * limit (a {@code FileChannel.map} region, a received block): chunks are opened straight
      * from the buffer into the reader's array, with no copy in between. {@code in}'s own
      * position and limit are left alone; its content must not change while the stream is in use.
+     *
+     * @param in one whole message, heap or direct
+     * @return the decrypting stream, for one thread at a time
      */
     public GcmInputStream decrypt(ByteBuffer in) {
         Objects.requireNonNull(in, "in");
@@ -121,6 +155,9 @@ public final class GcmStreams implements Destroyable {
      * position and runs to its end: reads decrypt and verify only the chunks they touch. Reads
      * the header and checks the key commitment now.
      *
+     * @param in holds one whole message from its position to its end; must not change while the
+     *     returned channel is open
+     * @return a read-only channel over the plaintext, with thread-safe positioned reads
      * @throws StreamAuthenticationException if the header is truncated or the commitment does
      *     not match (wrong key or context, or a modified header)
      * @throws IOException if reading the channel fails (with {@code closeUnderlying}, the default,
@@ -142,11 +179,20 @@ public final class GcmStreams implements Destroyable {
         }
     }
 
+    /**
+     * The engine the streams run on.
+     *
+     * @return the builder's engine, or the one {@link Engines#auto()} chose at build time
+     */
     public CryptoEngine engine() {
         return engine;
     }
 
-    /** The format's name for this key size: "Cobblestone-128" or "Cobblestone-256". */
+    /**
+     * The format's name for this key size.
+     *
+     * @return {@code "Cobblestone-128"} for a 16-byte key, {@code "Cobblestone-256"} for 32
+     */
     public String formatName() {
         return key.length() == 16 ? "Cobblestone-128" : "Cobblestone-256";
     }
@@ -155,7 +201,11 @@ public final class GcmStreams implements Destroyable {
         return closeUnderlying;
     }
 
-    /** How many threads (this one and shared workers) may seal or open one stream's chunks. */
+    /**
+     * How many threads (the stream's own and helpers) may seal or open one stream's chunks.
+     *
+     * @return 1..{@link Parallelism#MAX}
+     */
     public int parallelism() {
         return parallelism;
     }
@@ -204,7 +254,10 @@ public final class GcmStreams implements Destroyable {
         }
     }
 
-    /** Zeroes this object's copy of the key; streams already open keep working. */
+    /**
+     * Zeroes this object's copy of the key; streams already open keep working, but new ones fail
+     * with {@code IllegalStateException} (a decrypting stream at its first read).
+     */
     @Override
     public void destroy() {
         key.destroy();
@@ -233,13 +286,25 @@ public final class GcmStreams implements Destroyable {
 
         private Builder() {}
 
-        /** The input key: 32 bytes (Cobblestone-256) or 16 bytes (Cobblestone-128); the built object keeps its own copy. */
+        /**
+         * The input key: 32 bytes (Cobblestone-256) or 16 bytes (Cobblestone-128); the built
+         * object keeps its own copy, so {@code key} may be destroyed after {@link #build()}.
+         *
+         * @param key the input key, checked by {@link #build()}
+         * @return this builder
+         */
         public Builder key(AesKey key) {
             this.key = key;
             return this;
         }
 
-        /** The input key bytes (32 or 16), copied. */
+        /**
+         * The input key bytes, copied; the caller may wipe its array afterwards.
+         *
+         * @param key 32 bytes (Cobblestone-256) or 16 bytes (Cobblestone-128)
+         * @return this builder
+         * @throws IllegalArgumentException if {@code key} is not 16 or 32 bytes
+         */
         public Builder key(byte[] key) {
             Objects.requireNonNull(key, "key");
             if (key.length != 16 && key.length != 32) {
@@ -252,25 +317,44 @@ public final class GcmStreams implements Destroyable {
         /**
          * Bytes bound into the key derivation (default empty), copied: a reader must give the
          * same context, or the commitment check rejects the message. Not stored in the ciphertext.
+         *
+         * @param context any bytes, for example a file path or block id in UTF-8
+         * @return this builder
          */
         public Builder context(byte[] context) {
             this.context = Objects.requireNonNull(context, "context").clone();
             return this;
         }
 
-        /** The engine to use; default {@link Engines#auto()}. */
+        /**
+         * The engine to use (default {@link Engines#auto()}, resolved by {@link #build()}).
+         *
+         * @param engine an engine, or {@code null} for the default
+         * @return this builder
+         */
         public Builder engine(CryptoEngine engine) {
             this.engine = engine;
             return this;
         }
 
-        /** The engine to use, by kind. */
+        /**
+         * The engine to use, by kind, looked up now with {@link Engines#get(EngineKind)}.
+         *
+         * @param kind the engine wanted
+         * @return this builder
+         * @throws io.sealpipe.engine.EngineUnavailableException if that engine cannot run here
+         */
         public Builder engine(EngineKind kind) {
             this.engine = Engines.get(kind);
             return this;
         }
 
-        /** Whether closing a stream closes the wrapped stream or channel (default true). */
+        /**
+         * Whether closing a stream closes the wrapped stream or channel (default true).
+         *
+         * @param closeUnderlying false to leave the wrapped stream or channel open
+         * @return this builder
+         */
         public Builder closeUnderlying(boolean closeUnderlying) {
             this.closeUnderlying = closeUnderlying;
             return this;
@@ -283,6 +367,8 @@ public final class GcmStreams implements Destroyable {
          * Parallelism#PROPERTY}). A stream works alone until its first MiB, so short messages
          * never wait for a thread. The bytes written are the same whatever the setting.
          *
+         * @param parallelism 1 (this thread only) .. {@link Parallelism#MAX}
+         * @return this builder
          * @throws IllegalArgumentException if not 1..{@link Parallelism#MAX}
          */
         public Builder parallelism(int parallelism) {
@@ -295,6 +381,9 @@ public final class GcmStreams implements Destroyable {
          * (default: sealpipe's shared daemon workers). Tasks are short and never block; the
          * stream's own thread does whatever no task took, so an executor that is busy, or
          * rejects tasks, slows the stream down but never blocks it. Has no effect at parallelism 1.
+         *
+         * @param executor runs the helper tasks; not shut down by sealpipe
+         * @return this builder
          */
         public Builder executor(Executor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");
@@ -314,7 +403,17 @@ public final class GcmStreams implements Destroyable {
             return this;
         }
 
-        /** @throws IllegalStateException if the key is missing; IllegalArgumentException if it is not 16 or 32 bytes */
+        /**
+         * Validates the settings and makes the instance, resolving the defaults: the engine
+         * ({@link Engines#auto()}) and the parallelism.
+         *
+         * @return an immutable, thread-safe instance with its own copy of the key
+         * @throws IllegalStateException if the key is missing or destroyed
+         * @throws IllegalArgumentException if the key is not 16 or 32 bytes, or
+         *     {@value Parallelism#PROPERTY} is not understood
+         * @throws io.sealpipe.engine.EngineUnavailableException if no engine was given and none
+         *     may be used
+         */
         public GcmStreams build() {
             if (key == null) {
                 throw new IllegalStateException("key is required (32 bytes for Cobblestone-256, 16 for Cobblestone-128)");

@@ -25,8 +25,14 @@ public interface PositionedInput {
      * Reads up to {@code length} bytes at {@code position} into {@code buffer} from
      * {@code offset}.
      *
+     * @param position where to read, in bytes from the start of the data
+     * @param buffer receives the bytes
+     * @param offset where to write in {@code buffer}
+     * @param length the most bytes to read
      * @return how many bytes were read: at least 1 if {@code length > 0} and {@code position} is
      *     before the end, 0 if {@code length} is 0, -1 at or past the end
+     * @throws IOException if the underlying read fails; it reaches the caller of the decrypting
+     *     stream as it is
      */
     int read(long position, byte[] buffer, int offset, int length) throws IOException;
 }

@@ -52,22 +52,44 @@ public final class SnappyStreams {
         this.closeUnderlying = b.closeUnderlying;
     }
 
+    /**
+     * Starts a builder. The defaults are parallelism 1 (or {@value Parallelism#PROPERTY}),
+     * sealpipe's shared workers and {@code closeUnderlying(true)}.
+     *
+     * @return a new builder
+     */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Compresses what is written to the returned stream into {@code out}; close it to finish. */
+    /**
+     * Compresses what is written to the returned stream into {@code out}; close it to finish.
+     *
+     * @param out receives the framed stream, typically an encrypting stream
+     * @return the compressing stream, for one thread at a time
+     */
     public FramedSnappyOutputStream compress(OutputStream out) {
         Objects.requireNonNull(out, "out");
         return new FramedSnappyOutputStream(out, this);
     }
 
-    /** Decompresses {@code in} as it is read, checking every frame's CRC. */
+    /**
+     * Decompresses {@code in} as it is read, checking every frame's CRC.
+     *
+     * @param in a Snappy framed stream, typically a decrypting stream
+     * @return the decompressing stream, for one thread at a time
+     */
     public FramedSnappyInputStream decompress(InputStream in) {
         Objects.requireNonNull(in, "in");
         return new FramedSnappyInputStream(in, this);
     }
 
+    /**
+     * How many threads (the stream's own and helpers) may compress or decompress one stream's
+     * frames.
+     *
+     * @return 1..{@link Parallelism#MAX}
+     */
     public int parallelism() {
         return parallelism;
     }
@@ -100,6 +122,8 @@ public final class SnappyStreams {
          * Parallelism#defaultParallelism()}: 1, or the system property {@value
          * Parallelism#PROPERTY}).
          *
+         * @param parallelism 1 (this thread only) .. {@link Parallelism#MAX}
+         * @return this builder
          * @throws IllegalArgumentException if not 1..{@link Parallelism#MAX}
          */
         public Builder parallelism(int parallelism) {
@@ -112,13 +136,21 @@ public final class SnappyStreams {
          * (default: sealpipe's shared daemon workers). Tasks are short and never block; the
          * stream's own thread does whatever no task took, so an executor that is busy, or
          * rejects tasks, slows the stream down but never blocks it. Has no effect at parallelism 1.
+         *
+         * @param executor runs the helper tasks; not shut down by sealpipe
+         * @return this builder
          */
         public Builder executor(Executor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");
             return this;
         }
 
-        /** Whether closing a stream closes the wrapped stream (default true). */
+        /**
+         * Whether closing a stream closes the wrapped stream (default true).
+         *
+         * @param closeUnderlying false to leave the wrapped stream open
+         * @return this builder
+         */
         public Builder closeUnderlying(boolean closeUnderlying) {
             this.closeUnderlying = closeUnderlying;
             return this;
@@ -127,6 +159,8 @@ public final class SnappyStreams {
         /**
          * Makes the instance.
          *
+         * @return an immutable, thread-safe instance
+         * @throws IllegalArgumentException if {@value Parallelism#PROPERTY} is not understood
          * @throws IllegalStateException if snappy-java (an optional dependency) is not on the class
          *     path, naming the Maven coordinates to add; checked here, before any stream is opened
          */

@@ -13,6 +13,7 @@ import java.io.IOException;
 public final class StreamAuthenticationException extends IOException {
     private static final long serialVersionUID = 1L;
 
+    /** The index of the chunk that failed, or -1 for the header or the message length. */
     private final long chunk;
 
     StreamAuthenticationException(String message, long chunk) {
@@ -25,7 +26,12 @@ public final class StreamAuthenticationException extends IOException {
         this.chunk = chunk;
     }
 
-    /** The index (from 0) of the chunk that failed, or -1 for the header or the message length. */
+    /**
+     * Which chunk failed. Chunk i holds plaintext bytes from {@code i * 16384}.
+     *
+     * @return the index (from 0) of the chunk that failed, or -1 for the header or the message
+     *     length
+     */
     public long chunk() {
         return chunk;
     }

@@ -25,7 +25,14 @@ import java.util.stream.Stream;
 public record CpuFeatures(boolean aesni, boolean pclmulqdq, boolean avx2, boolean vaes, boolean vpclmulqdq,
         String source, boolean aesniSimulatedOff) {
 
-    /** Detects the features of this CPU, applying the AES-NI simulation of the settings. */
+    /**
+     * Detects the features of this CPU, applying the AES-NI simulation of the settings. Never
+     * throws: if neither {@code cpuid} nor {@code /proc/cpuinfo} can be read, every feature is
+     * false and the source is {@code unknown}.
+     *
+     * @param settings whose {@link EngineSettings#aesniDisabled()} masks AES-NI
+     * @return the features found
+     */
     public static CpuFeatures detect(EngineSettings settings) {
         CpuFeatures real = fromCpuid().orElse(null);
         if (real == null) {

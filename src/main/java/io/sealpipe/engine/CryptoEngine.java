@@ -21,7 +21,11 @@ import java.security.GeneralSecurityException;
  */
 public interface CryptoEngine {
 
-    /** Which implementation this is. */
+    /**
+     * Which implementation this is.
+     *
+     * @return this engine's kind, whose {@link EngineKind#id() id} names it in reports
+     */
     EngineKind kind();
 
     /**
@@ -31,28 +35,48 @@ public interface CryptoEngine {
      *
      * @param key 16, 24 or 32 bytes; copied, the caller keeps ownership of the array
      * @param iv the initial counter block, 16 bytes
+     * @return a new cipher at counter block {@code iv}, to be closed after use; encryption and
+     *     decryption are the same operation
+     * @throws java.security.InvalidKeyException if the key is not 16, 24 or 32 bytes
+     * @throws GeneralSecurityException if the implementation rejects the key or lacks the
+     *     algorithm
+     * @throws IllegalArgumentException if the IV is not 16 bytes
      */
     StreamCipher newAesCtr(byte[] key, byte[] iv) throws GeneralSecurityException;
 
     /**
      * AES-CFB128, encrypting or decrypting; a baseline for the old CFB + HMAC-SHA256 scheme.
      *
-     * @param key 16, 24 or 32 bytes
+     * @param key 16, 24 or 32 bytes; copied
      * @param iv 16 bytes
+     * @param encrypt {@code true} to encrypt, {@code false} to decrypt (CFB differs)
+     * @return a new cipher, to be closed after use
+     * @throws java.security.InvalidKeyException if the key is not 16, 24 or 32 bytes
+     * @throws GeneralSecurityException if the implementation rejects the key or lacks the
+     *     algorithm
+     * @throws IllegalArgumentException if the IV is not 16 bytes
      */
     StreamCipher newAesCfb(byte[] key, byte[] iv, boolean encrypt) throws GeneralSecurityException;
 
     /**
      * AES-GCM with 12-byte nonces and 16-byte tags, for one-shot seal and open.
      *
-     * @param key 16, 24 or 32 bytes
+     * @param key 16, 24 or 32 bytes; copied
+     * @return a new cipher, to be closed after use; it seals and opens any number of messages,
+     *     each with its own nonce
+     * @throws java.security.InvalidKeyException if the key is not 16, 24 or 32 bytes
+     * @throws GeneralSecurityException if the implementation rejects the key or lacks the
+     *     algorithm
      */
     AeadCipher newAesGcm(byte[] key) throws GeneralSecurityException;
 
     /**
      * HMAC-SHA256.
      *
-     * @param key any non-empty length
+     * @param key any non-empty length; copied
+     * @return a new MAC, to be closed after use
+     * @throws java.security.InvalidKeyException if the key is empty
+     * @throws GeneralSecurityException if the implementation lacks the algorithm
      */
     Hmac newHmacSha256(byte[] key) throws GeneralSecurityException;
 }

@@ -19,19 +19,30 @@ public enum EngineKind {
         this.id = id;
     }
 
-    /** The name used in system properties, the CLI and reports, e.g. {@code openssl-jni}. */
+    /**
+     * The name used in system properties, the CLI and reports.
+     *
+     * @return {@code openssl-jni}, {@code openssl-jna} or {@code jce}
+     */
     public String id() {
         return id;
     }
 
-    /** True for the two engines that run on OpenSSL's libcrypto. */
+    /**
+     * Whether this engine runs on OpenSSL's libcrypto.
+     *
+     * @return true for openssl-jni and openssl-jna, false for jce
+     */
     public boolean isOpenSsl() {
         return this != JCE;
     }
 
     /**
-     * Parses an engine name.
+     * Parses an engine name, ignoring case and surrounding blanks. {@code auto} is not a kind:
+     * see {@link EngineSettings#parseEngine(String)} for that.
      *
+     * @param id an engine name, as returned by {@link #id()}
+     * @return the kind of that name
      * @throws IllegalArgumentException naming the value and the allowed ones
      */
     public static EngineKind fromId(String id) {

@@ -21,11 +21,23 @@ public record EngineReport(CpuFeatures cpu, Optional<String> opensslVersion, Opt
         List<EngineStatus> engines, Optional<EngineKind> chosen, String decision, Map<EngineKind, String> notChosen,
         EngineSettings settings) {
 
+    /**
+     * One engine's status.
+     *
+     * @param kind the engine
+     * @return its entry in {@link #engines()}
+     * @throws java.util.NoSuchElementException if the report has no entry for it (a report from
+     *     {@link Engines#report()} has one for every kind)
+     */
     public EngineStatus status(EngineKind kind) {
         return engines.stream().filter(s -> s.kind() == kind).findFirst().orElseThrow();
     }
 
-    /** A few lines for people, as {@code ./sealpipe info} prints them. */
+    /**
+     * A few lines for people, as {@code ./sealpipe info} prints them.
+     *
+     * @return the CPU, OpenSSL, each engine's status, the choice and the reasons, one per line
+     */
     public String describe() {
         StringBuilder b = new StringBuilder();
         b.append("CPU:     ").append(cpu).append('\n');

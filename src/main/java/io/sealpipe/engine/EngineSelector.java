@@ -14,6 +14,9 @@ import java.util.Optional;
  * error; so is an explicit {@code sealpipe.openssl.libcrypto} that no OpenSSL engine could load
  * (auto falls back to jce only from the default libcrypto search). Never a silent fallback:
  * every rejected engine carries its reason.
+ *
+ * <p>Plumbing of {@link Engines}, public so that the rule can be read and tested on its own;
+ * applications call {@link Engines} and read the outcome in {@link Engines#report()}.
  */
 public final class EngineSelector {
     private EngineSelector() {}
@@ -21,7 +24,17 @@ public final class EngineSelector {
     private static final List<EngineKind> PREFERENCE =
             List.of(EngineKind.OPENSSL_JNI, EngineKind.OPENSSL_JNA, EngineKind.JCE);
 
-    /** Decides; the report's {@code chosen} is empty when no engine may be used. */
+    /**
+     * Applies the rule to probed facts; probes nothing itself.
+     *
+     * @param settings the forced engine, the OpenSSL requirement and the libcrypto path
+     * @param cpu the CPU's features (auto takes an OpenSSL engine only with AES-NI)
+     * @param statuses each engine's availability; one entry per {@link EngineKind}
+     * @param opensslVersion OpenSSL's version string, for the report
+     * @param opensslPath the libcrypto file, for the report
+     * @return the report; its {@code chosen} is empty when no engine may be used, and its
+     *     {@code decision} then says why
+     */
     public static EngineReport select(EngineSettings settings, CpuFeatures cpu, List<EngineStatus> statuses,
             Optional<String> opensslVersion, Optional<String> opensslPath) {
         Map<EngineKind, EngineStatus> byKind = new EnumMap<>(EngineKind.class);

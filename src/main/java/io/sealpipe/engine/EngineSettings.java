@@ -24,20 +24,34 @@ import java.util.Optional;
 public record EngineSettings(Optional<EngineKind> engine, boolean requireOpenSsl, boolean aesniDisabled,
         String libcrypto, String jceProvider) {
 
+    /** System property that forces an engine: {@code auto} (default) or an engine id. */
     public static final String ENGINE = "sealpipe.engine";
+
+    /** System property that forbids the JCE fallback when set to {@code openssl}. */
     public static final String REQUIRE = "sealpipe.engine.require";
+
+    /** System property that, set to {@code false}, makes sealpipe behave as without AES-NI. */
     public static final String CPU_AESNI = "sealpipe.cpu.aesni";
+
+    /** System property naming the libcrypto file to load instead of the default search. */
     public static final String LIBCRYPTO = "sealpipe.openssl.libcrypto";
+
+    /** System property naming the JCE provider of the jce engine. */
     public static final String JCE_PROVIDER = "sealpipe.jce.provider";
 
-    /** Default settings: auto, fallback allowed, real CPU, default libcrypto and provider. */
+    /**
+     * Default settings: auto, fallback allowed, real CPU, default libcrypto and provider.
+     *
+     * @return the settings of a JVM that sets none of the properties
+     */
     public static EngineSettings defaults() {
         return new EngineSettings(Optional.empty(), false, false, null, null);
     }
 
     /**
-     * Reads the system properties.
+     * Reads the system properties. Blank values count as unset.
      *
+     * @return the settings they describe
      * @throws IllegalArgumentException naming a property whose value is not understood
      */
     public static EngineSettings fromSystemProperties() {
@@ -49,7 +63,13 @@ public record EngineSettings(Optional<EngineKind> engine, boolean requireOpenSsl
                 blankToNull(System.getProperty(JCE_PROVIDER)));
     }
 
-    /** {@code auto}, blank or null mean empty; otherwise an engine id. */
+    /**
+     * Parses a value of {@value #ENGINE}.
+     *
+     * @param value {@code auto}, an engine id, blank or null (case and surrounding blanks ignored)
+     * @return the forced engine, or empty for {@code auto}, blank or null
+     * @throws IllegalArgumentException naming the value and the allowed ones
+     */
     public static Optional<EngineKind> parseEngine(String value) {
         if (value == null || value.isBlank() || value.trim().equalsIgnoreCase("auto")) {
             return Optional.empty();
@@ -62,7 +82,12 @@ public record EngineSettings(Optional<EngineKind> engine, boolean requireOpenSsl
         }
     }
 
-    /** Returns a copy with the engine forced (empty: auto). */
+    /**
+     * Returns a copy with another forced engine.
+     *
+     * @param kind the engine to force, or empty for auto
+     * @return new settings, the rest unchanged
+     */
     public EngineSettings withEngine(Optional<EngineKind> kind) {
         return new EngineSettings(kind, requireOpenSsl, aesniDisabled, libcrypto, jceProvider);
     }

@@ -29,8 +29,10 @@ public final class Engines {
     private static EngineReport report;
 
     /**
-     * The report for the system properties of this JVM, computed (and logged) once.
+     * The report for the system properties of this JVM, computed (and logged) once: later
+     * changes to the properties are not seen. Thread-safe.
      *
+     * @return what was found and decided, with the reason for each engine not chosen
      * @throws IllegalArgumentException if a {@code sealpipe.*} property has a value not understood
      */
     public static synchronized EngineReport report() {
@@ -49,7 +51,9 @@ public final class Engines {
     /**
      * The engine chosen by the system properties (default {@code auto}).
      *
+     * @return the chosen engine, shared and thread-safe
      * @throws EngineUnavailableException if the configuration allows no engine, saying why
+     * @throws IllegalArgumentException if a {@code sealpipe.*} property has a value not understood
      */
     public static CryptoEngine auto() {
         EngineReport report = report();
@@ -57,15 +61,26 @@ public final class Engines {
     }
 
     /**
-     * A specific engine.
+     * A specific engine, whatever {@code sealpipe.engine} says (the other settings, such as the
+     * libcrypto path and the JCE provider, apply).
      *
+     * @param kind the engine wanted
+     * @return that engine, shared and thread-safe
      * @throws EngineUnavailableException if it cannot run here, saying why
      */
     public static CryptoEngine get(EngineKind kind) {
         return get(kind, report().settings());
     }
 
-    /** {@code auto} or an engine id, as in {@code --engine}. */
+    /**
+     * An engine by name, as in {@code --engine}.
+     *
+     * @param name {@code auto} (or blank or null) for {@link #auto()}, otherwise an engine id for
+     *     {@link #get(EngineKind)}
+     * @return that engine
+     * @throws IllegalArgumentException if the name is not {@code auto} or an engine id
+     * @throws EngineUnavailableException if the engine cannot run here
+     */
     public static CryptoEngine forName(String name) {
         Optional<EngineKind> kind = EngineSettings.parseEngine(name);
         return kind.isPresent() ? get(kind.get()) : auto();

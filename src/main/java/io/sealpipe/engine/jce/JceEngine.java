@@ -38,6 +38,11 @@ import javax.crypto.spec.SecretKeySpec;
  *
  * <p>JCE providers keep their own copy of the key (SunJCE's cannot be wiped); this engine keeps
  * none beyond what the provider holds.
+ *
+ * <p>Usually reached through {@link io.sealpipe.engine.Engines} ({@code sealpipe.jce.provider}
+ * names the provider); {@link #withProvider(String)} makes one directly, without the report.
+ * {@link #status(String)} is the probe {@code Engines} runs. The engine is stateless and
+ * thread-safe; the ciphers it makes are not.
  */
 public final class JceEngine implements CryptoEngine {
     /** Largest slice passed to one provider call. */
@@ -55,12 +60,23 @@ public final class JceEngine implements CryptoEngine {
         this.provider = provider;
     }
 
-    /** The engine on the JDK's default providers. */
+    /**
+     * The engine on the JDK's default providers.
+     *
+     * @return a new engine (stateless and thread-safe, like every engine)
+     */
     public static JceEngine withDefaultProvider() {
         return new JceEngine(null);
     }
 
-    /** The engine on the named provider; throws naming the provider if it is not installed. */
+    /**
+     * The engine on the named provider.
+     *
+     * @param name a provider installed in {@link Security}, or {@code null} for the default ones
+     * @return a new engine on that provider
+     * @throws NoSuchAlgorithmException naming the provider and the installed ones if it is not
+     *     installed
+     */
     public static JceEngine withProvider(String name) throws NoSuchAlgorithmException {
         if (name == null) {
             return withDefaultProvider();
@@ -73,7 +89,14 @@ public final class JceEngine implements CryptoEngine {
         return new JceEngine(p);
     }
 
-    /** Whether the provider offers every algorithm this engine needs. */
+    /**
+     * Whether the provider offers every algorithm this engine needs (AES-GCM, AES-CTR,
+     * AES-CFB, HMAC-SHA256). Never throws.
+     *
+     * @param providerName a provider name, or {@code null} for the default ones
+     * @return available, naming the provider that serves AES-GCM, or unavailable with the
+     *     missing algorithm
+     */
     public static EngineStatus status(String providerName) {
         try {
             JceEngine engine = withProvider(providerName);

@@ -33,7 +33,11 @@ import javax.crypto.AEADBadTagException;
  * buffer in slices, direct ByteBuffers by address.
  *
  * <p>This class links against JNA, an optional dependency: it cannot even be loaded without it,
- * so {@code Engines} touches it only when {@code OptionalDependency.JNA} is present.
+ * so {@code Engines} touches it only when JNA is on the class path. Applications get the engine
+ * from {@link io.sealpipe.engine.Engines}, which checks that first and reports why the engine is
+ * unavailable; the static methods here are the probe and accessors {@code Engines} uses. The
+ * engine is stateless and thread-safe; the ciphers it makes are not, and free their native
+ * context and scratch memory (zeroed) on {@code close()} or, if forgotten, through a Cleaner.
  */
 public final class OpenSslJnaEngine implements CryptoEngine {
     private static final int SLICE = 64 * 1024;
@@ -76,7 +80,12 @@ public final class OpenSslJnaEngine implements CryptoEngine {
         }
     }
 
-    /** Whether JNA and libcrypto loaded; never throws. */
+    /**
+     * Whether JNA and libcrypto loaded. They are loaded once per JVM, on first use: libcrypto
+     * from {@code sealpipe.openssl.libcrypto} or the default names. Never throws.
+     *
+     * @return available with OpenSSL's version and file, or unavailable with the reason
+     */
     public static EngineStatus status() {
         try {
             if (Loaded.FAILURE != null) {
@@ -90,7 +99,14 @@ public final class OpenSslJnaEngine implements CryptoEngine {
         }
     }
 
-    /** The engine, if {@link #status()} is available; otherwise throws saying why. */
+    /**
+     * The engine, if {@link #status()} is available. Most code should use
+     * {@link io.sealpipe.engine.Engines} instead, which reports and logs the choice.
+     *
+     * @return the single instance, stateless and thread-safe
+     * @throws IllegalStateException saying why the engine is unavailable, with the load failure
+     *     as its cause
+     */
     public static OpenSslJnaEngine get() {
         EngineStatus status = status();
         if (!status.available()) {
@@ -101,12 +117,21 @@ public final class OpenSslJnaEngine implements CryptoEngine {
         return INSTANCE;
     }
 
-    /** OpenSSL's version string, or null if libcrypto did not load through JNA. */
+    /**
+     * OpenSSL's version string.
+     *
+     * @return e.g. {@code "OpenSSL 3.0.19 27 Jan 2026"}, or null if libcrypto did not load
+     *     through JNA
+     */
     public static String opensslVersion() {
         return status().available() ? Loaded.VERSION : null;
     }
 
-    /** The libcrypto file loaded through JNA, or null. */
+    /**
+     * The libcrypto file loaded through JNA.
+     *
+     * @return its path, or null if it did not load
+     */
     public static String opensslPath() {
         return status().available() ? Loaded.PATH : null;
     }

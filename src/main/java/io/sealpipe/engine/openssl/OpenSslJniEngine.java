@@ -22,7 +22,14 @@ import javax.crypto.AEADBadTagException;
 
 /**
  * The OpenSSL engine through sealpipe's own JNI library: libsealpipe.so opens libcrypto
- * (OpenSSL 3.x or 1.1) at run time. Each cipher object owns one EVP_CIPHER_CTX, keyed once.
+ * (OpenSSL 3.x or 1.1) at run time. Each cipher object owns one EVP_CIPHER_CTX, keyed once;
+ * the key copies made in native code are cleansed once the context is keyed, and the context
+ * is freed by {@code close()} or, if forgotten, through a Cleaner.
+ *
+ * <p>Applications get the engine from {@link io.sealpipe.engine.Engines}, which reports why it
+ * is unavailable where it is; the static methods here are the probe and accessors
+ * {@code Engines} and {@link io.sealpipe.engine.CpuFeatures} use. The engine is stateless and
+ * thread-safe; the ciphers it makes are not.
  */
 public final class OpenSslJniEngine implements CryptoEngine {
     private static final OpenSslJniEngine INSTANCE = new OpenSslJniEngine();
@@ -63,7 +70,13 @@ public final class OpenSslJniEngine implements CryptoEngine {
         }
     }
 
-    /** Whether libsealpipe.so and libcrypto both loaded; never throws. */
+    /**
+     * Whether libsealpipe.so and libcrypto both loaded. They are loaded once per JVM, on first
+     * use: libsealpipe.so from {@code sealpipe.native.library} or the jar, libcrypto
+     * from {@code sealpipe.openssl.libcrypto} or the default names. Never throws.
+     *
+     * @return available with OpenSSL's version and file, or unavailable with the reason
+     */
     public static EngineStatus status() {
         if (Loaded.LIBRARY_FAILURE != null) {
             return EngineStatus.unavailable(EngineKind.OPENSSL_JNI,
@@ -79,7 +92,14 @@ public final class OpenSslJniEngine implements CryptoEngine {
         return EngineStatus.available(EngineKind.OPENSSL_JNI, Loaded.VERSION + " via JNI from " + Loaded.PATH);
     }
 
-    /** The engine, if {@link #status()} is available; otherwise throws saying why. */
+    /**
+     * The engine, if {@link #status()} is available. Most code should use
+     * {@link io.sealpipe.engine.Engines} instead, which reports and logs the choice.
+     *
+     * @return the single instance, stateless and thread-safe
+     * @throws IllegalStateException saying why the engine is unavailable, with the load failure
+     *     as its cause
+     */
     public static OpenSslJniEngine get() {
         EngineStatus status = status();
         if (!status.available()) {
@@ -90,12 +110,21 @@ public final class OpenSslJniEngine implements CryptoEngine {
         return INSTANCE;
     }
 
-    /** OpenSSL's version string, or null if libcrypto did not load through JNI. */
+    /**
+     * OpenSSL's version string.
+     *
+     * @return e.g. {@code "OpenSSL 3.0.19 27 Jan 2026"}, or null if libcrypto did not load
+     *     through JNI
+     */
     public static String opensslVersion() {
         return Loaded.VERSION;
     }
 
-    /** The libcrypto file loaded through JNI, or null. */
+    /**
+     * The libcrypto file loaded through JNI.
+     *
+     * @return its path, or null if it did not load
+     */
     public static String opensslPath() {
         return Loaded.PATH;
     }
@@ -103,6 +132,8 @@ public final class OpenSslJniEngine implements CryptoEngine {
     /**
      * CPU feature bits from cpuid in libsealpipe.so (bits: 1 AES-NI, 2 PCLMULQDQ, 4 AVX2, 8 VAES,
      * 16 VPCLMULQDQ), or empty if the library did not load or cpuid is not available.
+     *
+     * @return the feature bits, or empty
      */
     public static OptionalInt cpuidFeatures() {
         if (Loaded.LIBRARY_FAILURE != null) {
