@@ -55,6 +55,12 @@ final class ChunkJob extends ParallelJob<AeadCipher> {
         }
     }
 
+    /** A stream's rounds come one right after the other while it is read or written. */
+    @Override
+    protected boolean roundsFollowEachOther() {
+        return true;
+    }
+
     private static int maxParts(int parallelism) {
         return 8 * parallelism; // small parts: whoever finishes first waits less for the last
     }

@@ -69,6 +69,12 @@ final class CtrJob extends ParallelJob<CtrJob.Runner> {
         params.seek(own.cipher, pos + len, own.scratch);
     }
 
+    /** A stream's rounds come one right after the other while it is read or written. */
+    @Override
+    protected boolean roundsFollowEachOther() {
+        return true;
+    }
+
     @Override
     protected void runPart(int part, Runner r) {
         int start = part * partLength;

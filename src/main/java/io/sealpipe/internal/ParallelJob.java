@@ -21,10 +21,19 @@ import java.util.concurrent.locks.LockSupport;
  * help if none is free. Jobs whose parts need none have no pool and get null.
  *
  * <p>A helper task that runs late finds its round finished and returns at once, or helps with
- * the round in progress then. The job keeps at most as many helper tasks waiting in the
- * executor as one round asks for, so a busy executor never piles up requests, and one that
- * rejects a task only means the owner does more of the work. Nobody spins: the owner parks
- * until the last part that a helper runs is done.
+ * the round in progress then. The job keeps at most as many helper tasks in the executor (queued
+ * or running) as one round asks for, so a busy executor never piles up requests, and one that
+ * rejects a task only means the owner does more of the work.
+ *
+ * <p>Waiting is bounded. Handing work to a parked thread costs tens of microseconds (about 45 µs
+ * on the project's virtual machines), as much as sealing a few chunks, and a stream starts its
+ * rounds microseconds apart while it is written. So a helper that finished a round of a job
+ * whose {@linkplain #roundsFollowEachOther() rounds follow each other} stays with it, yielding
+ * to any thread that has work, for at most {@link #HELPER_LINGER_NANOS} for the owner's next
+ * round before it goes back to its executor, and the owner waits awake at most {@link
+ * #OWNER_SPIN_NANOS} for parts that helpers are finishing before it parks. Neither happens at
+ * parallelism 1 (no helpers), after {@link #shutdown()}, or when the stream pauses: an idle
+ * stream costs no CPU.
  *
  * <p>Rounds do not overlap: the owner starts the next round only after {@code await} (or
  * {@link #cancelAndWait()}) of the previous one returned. Not for use by several owners at once.
@@ -32,6 +41,12 @@ import java.util.concurrent.locks.LockSupport;
  * @param <R> what a runner needs for itself, such as a cipher context
  */
 public abstract class ParallelJob<R> {
+    /** The longest the owner waits awake for parts that helpers are finishing, before it parks. */
+    static final long OWNER_SPIN_NANOS = 50_000;
+
+    /** The longest a helper that finished a round waits awake for the owner's next one. */
+    static final long HELPER_LINGER_NANOS = 100_000;
+
     /** The round's part count (high 32 bits) and the next part to take (low 32 bits). */
     private final AtomicLong parts = new AtomicLong();
     private final AtomicInteger done = new AtomicInteger();
@@ -44,6 +59,9 @@ public abstract class ParallelJob<R> {
     private volatile Thread waiter;
     private volatile Thread closer;
     private boolean started;
+    /** Counts rounds, so that a helper sees the owner start the next one. */
+    private volatile int round;
+    private volatile boolean shut;
     private final ResourcePool<R> helperResources;
     private final Executor executor;
     private final Runnable helper = this::runHelper;
@@ -55,6 +73,15 @@ public abstract class ParallelJob<R> {
     protected ParallelJob(ResourcePool<R> helperResources, Executor executor) {
         this.helperResources = helperResources;
         this.executor = Objects.requireNonNull(executor, "executor");
+    }
+
+    /**
+     * Whether the owner starts this job's rounds back to back (a stream's chunk rounds), so that
+     * a helper should wait a moment for the next one; false (the default) for jobs that come
+     * round again only after many others (a ring of frames), whose helpers leave at once.
+     */
+    protected boolean roundsFollowEachOther() {
+        return false;
     }
 
     /** Runs part {@code part} of the round with a runner's own resource (null if the job has no pool). */
@@ -70,7 +97,8 @@ public abstract class ParallelJob<R> {
         cancelled = false;
         count = partCount;
         done.set(0);
-        parts.set((long) partCount << 32); // publishes the round: workers may take parts from here on
+        parts.set((long) partCount << 32); // publishes the round: helpers may take parts from here on
+        round++;
         if (helpers > 0) {
             requestHelpers(Math.min(helpers, partCount));
         }
@@ -95,9 +123,42 @@ public abstract class ParallelJob<R> {
         }
     }
 
+    /**
+     * What a helper task does: helps with the round in progress and then, while the owner keeps
+     * starting rounds within {@link #HELPER_LINGER_NANOS} of each other, with the next ones; it
+     * counts as requested until it leaves, so the owner does not ask for another meanwhile.
+     */
     private void runHelper() {
-        requested.decrementAndGet();
-        help();
+        try {
+            int seen;
+            do {
+                seen = round;
+                help();
+            } while (nextRoundStarts(seen));
+        } finally {
+            requested.decrementAndGet();
+        }
+    }
+
+    /**
+     * Waits awake, giving way to any thread that has work, for the owner to start the round after
+     * {@code seen}: true if it did, false after {@link #HELPER_LINGER_NANOS} or at shutdown. A
+     * stream starts its rounds microseconds apart while it is being written, and handing the
+     * next round to a parked thread instead costs tens of microseconds each time (measured in
+     * docs/PERFORMANCE.md).
+     */
+    private boolean nextRoundStarts(int seen) {
+        if (!roundsFollowEachOther()) {
+            return false;
+        }
+        long until = System.nanoTime() + HELPER_LINGER_NANOS;
+        while (round == seen) {
+            if (shut || System.nanoTime() - until >= 0) {
+                return false;
+            }
+            Thread.yield();
+        }
+        return true;
     }
 
     /** Whether every part of the round in progress has finished (true if none is). */
@@ -160,6 +221,7 @@ public abstract class ParallelJob<R> {
      * after it returns every acquired resource was released, and the owner may free them.
      */
     public final Throwable shutdown() {
+        shut = true; // lingering helpers leave
         Throwable f = cancelAndWait();
         // A helper may still be leaving help() (it takes no part of a finished round): wait for it.
         closer = Thread.currentThread();
@@ -176,8 +238,19 @@ public abstract class ParallelJob<R> {
         }
         waiter = Thread.currentThread();
         work(own);
+        long spinUntil = 0;
         while (done.get() < count) {
-            LockSupport.park(this); // the helper that finishes the last part unparks this thread
+            // Only parts that helpers are running are left, and each ends within a part's time
+            // (tens of microseconds), about what waking from park costs: wait awake that long
+            // at most, then park until the helper that finishes the last part unparks us.
+            if (spinUntil == 0) {
+                spinUntil = System.nanoTime() + OWNER_SPIN_NANOS;
+            }
+            if (System.nanoTime() < spinUntil) {
+                Thread.onSpinWait();
+            } else {
+                LockSupport.park(this);
+            }
         }
         waiter = null;
         started = false;

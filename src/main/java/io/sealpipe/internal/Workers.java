@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>A worker only ever helps with a {@link ParallelJob} whose owner can finish every part of it
  * alone, so a busy pool slows streams down but never blocks one, and no stream owns a thread.
- * Idle workers wait in the executor's queue (parked, using no CPU); nothing here spins.
+ * Idle workers wait in the executor's queue, parked, using no CPU (a helper stays awake for a
+ * moment after a round of a stream being written: see {@link ParallelJob}).
  */
 public final class Workers {
     /** The most threads the pool runs: the available processors, at least 1 and at most 16. */
