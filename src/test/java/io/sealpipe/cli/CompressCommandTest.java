@@ -1,5 +1,6 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.cli.CliRun.Result;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -36,12 +37,8 @@ class CompressCommandTest {
     @TempDir
     Path dir;
 
-    record Result(int code, String err) {}
-
     static Result run(String... args) {
-        StringWriter err = new StringWriter();
-        int code = Main.run(args, new PrintWriter(new StringWriter()), new PrintWriter(err));
-        return new Result(code, err.toString());
+        return CliRun.run(args);
     }
 
     private Path plainFile() throws IOException {

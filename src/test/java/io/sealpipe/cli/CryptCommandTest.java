@@ -1,5 +1,6 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.cli.CliRun.Result;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -7,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Engines;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -28,12 +27,8 @@ class CryptCommandTest {
     @TempDir
     Path dir;
 
-    record Result(int code, String err) {}
-
     static Result run(String... args) {
-        StringWriter err = new StringWriter();
-        int code = Main.run(args, new PrintWriter(new StringWriter()), new PrintWriter(err));
-        return new Result(code, err.toString());
+        return CliRun.run(args);
     }
 
     private static String[] ctr(String command, String aes, String key, String iv, String... rest) {

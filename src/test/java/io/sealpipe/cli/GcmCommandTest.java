@@ -1,5 +1,6 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.cli.CliRun.Result;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -52,12 +53,8 @@ class GcmCommandTest {
     @TempDir
     Path dir;
 
-    record Result(int code, String err) {}
-
     static Result run(String... args) {
-        StringWriter err = new StringWriter();
-        int code = Main.run(args, new PrintWriter(new StringWriter()), new PrintWriter(err));
-        return new Result(code, err.toString());
+        return CliRun.run(args);
     }
 
     private static String[] args(String command, String... rest) {

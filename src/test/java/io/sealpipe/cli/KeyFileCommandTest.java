@@ -1,13 +1,12 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.cli.CliRun.Result;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,12 +27,8 @@ class KeyFileCommandTest {
     @TempDir
     Path dir;
 
-    record Result(int code, String err) {}
-
     static Result run(String... args) {
-        StringWriter err = new StringWriter();
-        int code = Main.run(args, new PrintWriter(new StringWriter()), new PrintWriter(err));
-        return new Result(code, err.toString());
+        return CliRun.run(args);
     }
 
     private Path plain() throws IOException {

@@ -1,12 +1,11 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.cli.CliRun.Result;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -26,12 +25,8 @@ class SameFileCommandTest {
     @TempDir
     Path dir;
 
-    record Result(int code, String err) {}
-
     static Result run(String... args) {
-        StringWriter err = new StringWriter();
-        int code = Main.run(args, new PrintWriter(new StringWriter()), new PrintWriter(err));
-        return new Result(code, err.toString());
+        return CliRun.run(args);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.cli.CliRun.Result;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,8 +10,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sealpipe.engine.EngineStatus;
 import io.sealpipe.engine.Engines;
 import io.sealpipe.engine.TestEngines;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
@@ -28,13 +27,8 @@ class SpeedCommandTest {
     @TempDir
     Path dir;
 
-    record Result(int code, String out, String err) {}
-
     static Result run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int code = Main.run(args, new PrintWriter(out), new PrintWriter(err));
-        return new Result(code, out.toString(), err.toString());
+        return CliRun.run(args);
     }
 
     @Test

@@ -1,12 +1,11 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.cli.CliRun.Result;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -25,13 +24,8 @@ class UsageErrorTest {
     @TempDir
     Path dir;
 
-    record Result(int code, String out, String err) {}
-
     static Result run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int code = Main.run(args, new PrintWriter(out), new PrintWriter(err));
-        return new Result(code, out.toString(), err.toString());
+        return CliRun.run(args);
     }
 
     /** No 6 consecutive characters of the key, anywhere in the output. */
