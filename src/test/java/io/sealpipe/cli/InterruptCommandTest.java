@@ -143,8 +143,30 @@ class InterruptCommandTest {
         return false;
     }
 
+    /**
+     * A shell runs background jobs (such as {@code mvn verify &}) with SIGINT ignored, their
+     * children inherit that, and a JVM started so never handles SIGINT. GNU env can put the
+     * default action back before it starts the child (it execs it: the pid stays the same).
+     */
+    private static final boolean ENV_RESTORES_SIGINT = envRestoresSigint();
+
+    private static boolean envRestoresSigint() {
+        try {
+            return new ProcessBuilder("env", "--default-signal=INT", "true").start().waitFor() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
     private static ProcessBuilder childJvm(List<String> args) {
-        List<String> command = new ArrayList<>(Arrays.asList(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        List<String> command = new ArrayList<>();
+        if (ENV_RESTORES_SIGINT) {
+            command.addAll(List.of("env", "--default-signal=INT"));
+        }
+        command.addAll(Arrays.asList(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), Main.class.getName()));
         command.addAll(args);
         return new ProcessBuilder(command);
