@@ -17,6 +17,7 @@ import java.io.ByteArrayInputStream;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
@@ -38,7 +39,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
-import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -85,7 +86,12 @@ class CtrSeekTest {
 
     /** An FSDataInputStream of Hadoop's local file system over {@code path}, closed after the test. */
     private FSDataInputStream openWithHadoop(Path path) throws IOException {
-        FSDataInputStream in = FileSystem.getLocal(new Configuration()).open(new org.apache.hadoop.fs.Path(path.toUri()));
+        // The raw local file system itself, not FileSystem.getLocal: its cache asks Hadoop's
+        // UserGroupInformation for the current user, which uses Subject.getSubject, unsupported
+        // from Java 23 on (HADOOP-19212).
+        RawLocalFileSystem fs = new RawLocalFileSystem();
+        fs.initialize(URI.create("file:///"), new Configuration());
+        FSDataInputStream in = fs.open(new org.apache.hadoop.fs.Path(path.toUri()));
         inputs.add(in);
         return in;
     }

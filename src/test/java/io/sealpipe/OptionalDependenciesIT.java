@@ -40,7 +40,7 @@ class OptionalDependenciesIT {
         Path source = Path.of(Objects.requireNonNull(
                 OptionalDependenciesIT.class.getResource("/it/NoOptionalDependenciesProbe.java")).toURI());
         List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(ChildJvm.command());
         command.add("-cp");
         command.add(JAR + File.pathSeparator + SLF4J);
         command.addAll(List.of(jvmOptions));

@@ -1,5 +1,6 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.ChildJvm;
 import io.sealpipe.cli.CliRun.Result;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -138,7 +139,7 @@ class CompressCommandTest {
         assertEquals(0, run("encrypt", "--key-hex", KEY, "--compress", "snappy", plainFile().toString(),
                 sealed.toString()).code());
         Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(KEY));
-        List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+        List<String> command = ChildJvm.command("-cp",
                 System.getProperty("java.class.path"), Main.class.getName(), "decrypt", "--key-file", keyFile.toString());
         Process p = new ProcessBuilder(command).redirectInput(sealed.toFile()).start();
         byte[] out = p.getInputStream().readAllBytes();

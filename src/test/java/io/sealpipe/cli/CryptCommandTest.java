@@ -1,5 +1,6 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.ChildJvm;
 import io.sealpipe.cli.CliRun.Result;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -80,8 +81,7 @@ class CryptCommandTest {
         // Pipes need a separate process: run the CLI as a user would, with IN and OUT defaulted.
         Path in = dir.resolve("plain");
         Files.write(in, HEX.parseHex("6bc1bee22e409f96e93d7e117393172a"));
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        List<String> command = ChildJvm.command("-cp", System.getProperty("java.class.path"), Main.class.getName());
         command.addAll(List.of(ctr("encrypt", "128", KEY128, IV)));
         Process p = new ProcessBuilder(command).redirectInput(in.toFile()).start();
         byte[] out = p.getInputStream().readAllBytes();

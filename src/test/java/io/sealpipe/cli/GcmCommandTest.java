@@ -1,5 +1,6 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.ChildJvm;
 import io.sealpipe.cli.CliRun.Result;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -358,8 +359,7 @@ class GcmCommandTest {
 
     private static ProcessBuilder childJvm(List<String> args) {
         // Pipes need a separate process: run the CLI as a user would, with IN and OUT defaulted.
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        List<String> command = ChildJvm.command("-cp", System.getProperty("java.class.path"), Main.class.getName());
         command.addAll(args);
         return new ProcessBuilder(command);
     }

@@ -1,5 +1,6 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.ChildJvm;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,7 +12,6 @@ import io.sealpipe.engine.Engines;
 import io.sealpipe.engine.TestEngines;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -27,7 +27,7 @@ class InfoCommandTest {
 
     static Result run(List<String> jvmOptions, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(ChildJvm.command());
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.addAll(jvmOptions);

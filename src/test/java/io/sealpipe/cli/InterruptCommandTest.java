@@ -1,5 +1,6 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.ChildJvm;
 import static java.nio.file.StandardWatchEventKinds.ENTRY_CREATE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -16,7 +17,6 @@ import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
@@ -166,8 +166,7 @@ class InterruptCommandTest {
         if (ENV_RESTORES_SIGINT) {
             command.addAll(List.of("env", "--default-signal=INT"));
         }
-        command.addAll(Arrays.asList(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        command.addAll(ChildJvm.command("-cp", System.getProperty("java.class.path"), Main.class.getName()));
         command.addAll(args);
         return new ProcessBuilder(command);
     }

@@ -1,11 +1,11 @@
 package io.sealpipe.engine;
 
+import io.sealpipe.ChildJvm;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.GcmStreams;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -39,7 +39,7 @@ class ExplicitLibcryptoTest {
 
     @Test
     void aLibcryptoPathThatDoesNotLoadIsAnError() throws Exception {
-        List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        List<String> command = ChildJvm.command(
                 "-cp", System.getProperty("java.class.path"), "-D" + EngineSettings.LIBCRYPTO + "=" + MISSING,
                 Child.class.getName());
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
