@@ -124,6 +124,7 @@ final class SpeedSeeds {
             Mode... modes) throws IOException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("--enable-native-access=ALL-UNNAMED"); // Java 24+ warns at the JNI load otherwise
         command.addAll(jvmOptions);
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
