@@ -133,9 +133,12 @@ public final class SnappyStreams {
 
         /**
          * Where helper tasks run when parallelism is above 1: the application's own threads
-         * (default: sealpipe's shared daemon workers). Tasks are short and never block; the
-         * stream's own thread does whatever no task took, so an executor that is busy, or
-         * rejects tasks, slows the stream down but never blocks it. Has no effect at parallelism 1.
+         * (default: sealpipe's shared daemon workers). Tasks never block; one stays with a
+         * stream that is being written or read without pause for at most 64 rounds (about 64
+         * MiB of GCM or CTR) and then returns to the executor. The stream's own thread does
+         * whatever no task took, so an executor that is busy, or rejects tasks, slows the stream
+         * down but never blocks it. The executor must run or reject every task: one that drops
+         * tasks silently leaves the stream without help. Has no effect at parallelism 1.
          *
          * @param executor runs the helper tasks; not shut down by sealpipe
          * @return this builder

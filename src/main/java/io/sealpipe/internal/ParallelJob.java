@@ -3,7 +3,6 @@ package io.sealpipe.internal;
 import java.io.IOException;
 import java.util.Objects;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -47,12 +46,21 @@ public abstract class ParallelJob<R> {
     /** The longest a helper that finished a round waits awake for the owner's next one. */
     static final long HELPER_LINGER_NANOS = 100_000;
 
+    /**
+     * The most rounds one helper task stays for before it goes back to its executor (the owner
+     * then asks again), so that a stream written without pause does not keep a thread that other
+     * streams' tasks wait for.
+     */
+    static final int MAX_ROUNDS_PER_HELPER = 64;
+
     /** The round's part count (high 32 bits) and the next part to take (low 32 bits). */
     private final AtomicLong parts = new AtomicLong();
     private final AtomicInteger done = new AtomicInteger();
     private final AtomicInteger helping = new AtomicInteger();
-    /** Helper tasks handed to the executor and not yet started. */
+    /** Helper tasks handed to the executor and not yet finished (queued, or running and lingering). */
     private final AtomicInteger requested = new AtomicInteger();
+    /** The thread that started the last round: a helper run by it (an inline executor) never lingers. */
+    private volatile Thread owner;
     private volatile int count;
     private volatile Throwable failure;
     private volatile boolean cancelled;
@@ -97,6 +105,7 @@ public abstract class ParallelJob<R> {
         cancelled = false;
         count = partCount;
         done.set(0);
+        owner = Thread.currentThread();
         parts.set((long) partCount << 32); // publishes the round: helpers may take parts from here on
         round++;
         if (helpers > 0) {
@@ -105,19 +114,21 @@ public abstract class ParallelJob<R> {
     }
 
     /**
-     * Hands helper tasks to the executor until {@code wanted} are waiting there (those of an
-     * earlier round that have not started yet count: they will help with this one).
+     * Hands helper tasks to the executor until {@code wanted} are there (tasks of earlier rounds
+     * still queued or lingering count: they will help with this one).
      */
     private void requestHelpers(int wanted) {
-        // Only the owner adds requests; helpers starting meanwhile only make the count smaller.
+        // Only the owner adds requests; helpers leaving meanwhile only make the count smaller.
         // Bounded by wanted, so an executor that runs tasks in the calling thread is fine too.
         int missing = wanted - requested.get();
         for (int i = 0; i < missing; i++) {
             requested.incrementAndGet();
             try {
                 executor.execute(helper);
-            } catch (RejectedExecutionException e) {
-                requested.decrementAndGet(); // a saturated or shut-down executor: the owner does the work
+            } catch (RuntimeException e) {
+                // RejectedExecutionException from a saturated or shut-down executor, or any other
+                // failure to take the task: no help this time, the owner does the work.
+                requested.decrementAndGet();
                 return;
             }
         }
@@ -131,12 +142,23 @@ public abstract class ParallelJob<R> {
     private void runHelper() {
         try {
             int seen;
+            int rounds = 0;
             do {
                 seen = round;
-                help();
-            } while (nextRoundStarts(seen));
+                help(seen);
+            } while (++rounds < MAX_ROUNDS_PER_HELPER && nextRoundStarts(seen));
         } finally {
             requested.decrementAndGet();
+        }
+        // The owner may have started a round while this task was leaving, and not asked for a
+        // helper because it still counted this one: ask for it now, at the back of the queue.
+        if (!shut && !nothingLeft() && requested.get() == 0) {
+            requested.incrementAndGet();
+            try {
+                executor.execute(helper);
+            } catch (RuntimeException e) {
+                requested.decrementAndGet(); // the owner does the work
+            }
         }
     }
 
@@ -148,8 +170,8 @@ public abstract class ParallelJob<R> {
      * docs/PERFORMANCE.md).
      */
     private boolean nextRoundStarts(int seen) {
-        if (!roundsFollowEachOther()) {
-            return false;
+        if (!roundsFollowEachOther() || Thread.currentThread() == owner) {
+            return false; // an inline executor: the owner itself is the helper, and no round can start meanwhile
         }
         long until = System.nanoTime() + HELPER_LINGER_NANOS;
         while (round == seen) {
@@ -199,7 +221,7 @@ public abstract class ParallelJob<R> {
      */
     public final void helpNow(R own) {
         if (started) {
-            work(own);
+            work(own, false, 0);
         }
     }
 
@@ -237,16 +259,13 @@ public abstract class ParallelJob<R> {
             throw new IllegalStateException("no round was started");
         }
         waiter = Thread.currentThread();
-        work(own);
-        long spinUntil = 0;
+        work(own, false, 0);
+        long spinUntil = System.nanoTime() + OWNER_SPIN_NANOS;
         while (done.get() < count) {
             // Only parts that helpers are running are left, and each ends within a part's time
             // (tens of microseconds), about what waking from park costs: wait awake that long
             // at most, then park until the helper that finishes the last part unparks us.
-            if (spinUntil == 0) {
-                spinUntil = System.nanoTime() + OWNER_SPIN_NANOS;
-            }
-            if (System.nanoTime() < spinUntil) {
+            if (System.nanoTime() - spinUntil < 0) {
                 Thread.onSpinWait();
             } else {
                 LockSupport.park(this);
@@ -256,15 +275,18 @@ public abstract class ParallelJob<R> {
         started = false;
     }
 
-    /** Runs parts of the round in progress, if any are left; what a helper task does. */
-    final void help() {
+    /**
+     * Runs parts of round {@code onlyRound} if it is in progress and has parts left; a helper
+     * task's work for one round (the task decides whether to stay for the next).
+     */
+    final void help(int onlyRound) {
         helping.incrementAndGet();
         try {
             if (nothingLeft()) {
                 return;
             }
             if (helperResources == null) {
-                work(null);
+                work(null, true, onlyRound);
                 return;
             }
             R r = helperResources.take();
@@ -272,7 +294,7 @@ public abstract class ParallelJob<R> {
                 return; // every resource is lent: the owner and the other helpers do the parts
             }
             try {
-                work(r);
+                work(r, true, onlyRound);
             } finally {
                 helperResources.give(r);
             }
@@ -291,8 +313,12 @@ public abstract class ParallelJob<R> {
         return (int) p >= (int) (p >>> 32);
     }
 
-    private void work(R resource) {
+    /** Takes and runs parts until none are left (for a helper: of round {@code onlyRound} only). */
+    private void work(R resource, boolean helper, int onlyRound) {
         while (true) {
+            if (helper && round != onlyRound) {
+                return; // the owner started another round: the helper task counts rounds
+            }
             long p = parts.get();
             int next = (int) p;
             int total = (int) (p >>> 32);

@@ -14,7 +14,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * and ending after {@link #KEEP_ALIVE_MILLIS} without work.
  *
  * <p>A worker only ever helps with a {@link ParallelJob} whose owner can finish every part of it
- * alone, so a busy pool slows streams down but never blocks one, and no stream owns a thread.
+ * alone, so a busy pool slows streams down but never blocks one, and no stream keeps a thread
+ * for long (a helper returns to the pool after at most 64 rounds).
  * Idle workers wait in the executor's queue, parked, using no CPU (a helper stays awake for a
  * moment after a round of a stream being written: see {@link ParallelJob}).
  */

@@ -20,6 +20,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntConsumer;
 import org.junit.jupiter.api.Test;
 
@@ -32,6 +33,7 @@ class ParallelJobTest {
         final AtomicInteger ran = new AtomicInteger();
         volatile IntConsumer body = part -> { };
         volatile Exception toThrow;
+        boolean backToBack;
 
         TestJob(int tokens) {
             this(tokens, Workers.shared());
@@ -39,6 +41,11 @@ class ParallelJobTest {
 
         TestJob(int tokens, Executor executor) {
             super(new ResourcePool<>(Collections.nCopies(tokens, new Object())), executor);
+        }
+
+        @Override
+        protected boolean roundsFollowEachOther() {
+            return backToBack;
         }
 
         @Override
@@ -160,6 +167,63 @@ class ParallelJobTest {
         inline.await(inline);
         assertEquals(6, inline.ran.get());
         assertEquals(Set.of(Thread.currentThread().getName()), inline.threads);
+    }
+
+    @Test
+    void anExecutorThatFailsToTakeATaskIsAskedAgainNextRound() throws IOException {
+        AtomicInteger calls = new AtomicInteger();
+        List<Runnable> taken = new ArrayList<>();
+        TestJob job = new TestJob(4, task -> {
+            if (calls.incrementAndGet() == 1) {
+                throw new IllegalStateException("not now"); // not a RejectedExecutionException
+            }
+            taken.add(task);
+        });
+        job.start(4, 1);
+        job.await(job);
+        assertEquals(4, job.ran.get(), "the owner did the round the executor would not help with");
+        job.start(4, 1);
+        job.await(job);
+        assertEquals(1, taken.size(), "the failed request was not counted: the next round asked again");
+    }
+
+    @Test
+    void anInlineExecutorWithBackToBackRoundsLeavesEverythingToTheOwner() throws IOException {
+        TestJob job = new TestJob(4, Runnable::run);
+        job.backToBack = true; // a helper run by the owner itself must not wait for a next round
+        for (int round = 0; round < 50; round++) {
+            job.start(6, 3);
+            job.await(job);
+        }
+        assertEquals(300, job.ran.get());
+        assertEquals(Set.of(Thread.currentThread().getName()), job.threads);
+    }
+
+    @Test
+    void aHelperGoesBackToItsExecutorAfterAtMost64Rounds() throws Exception {
+        AtomicInteger tasks = new AtomicInteger();
+        ExecutorService one = Executors.newSingleThreadExecutor();
+        try {
+            TestJob job = new TestJob(1, task -> {
+                tasks.incrementAndGet();
+                one.execute(task);
+            });
+            job.backToBack = true;
+            AtomicReference<CountDownLatch> bothRunning = new AtomicReference<>();
+            job.body = part -> { // every round needs the helper: its two parts wait for each other
+                bothRunning.get().countDown();
+                awaitOrFail(bothRunning.get(), "no helper took part " + (1 - part));
+            };
+            for (int round = 0; round < 200; round++) {
+                bothRunning.set(new CountDownLatch(2));
+                job.start(2, 1);
+                job.await(job);
+            }
+            job.shutdown();
+            assertTrue(tasks.get() >= 4, "200 rounds need at least 4 helper tasks of 64 rounds each: " + tasks.get());
+        } finally {
+            one.shutdownNow();
+        }
     }
 
     @Test
