@@ -31,7 +31,6 @@ final class GcmParallelWriter {
     private final CiphertextSink sink;
     private final AeadCipher own;
     private final ResourcePool<AeadCipher> helperCiphers;
-    private final Executor executor;
     private final byte[] baseNonce;
     private final byte[] nonce = new byte[NONCE_LENGTH];
     private final Batch[] batches;
@@ -46,7 +45,7 @@ final class GcmParallelWriter {
         int filled;       // plain[0, filled)
         int sealedLength; // sealed[0, sealedLength) once job is awaited
 
-        Batch(int parallelism) {
+        Batch(Executor executor, int parallelism) {
             job = new ChunkJob(helperCiphers, executor, baseNonce, parallelism, null);
         }
     }
@@ -59,12 +58,11 @@ final class GcmParallelWriter {
     GcmParallelWriter(CiphertextSink sink, AeadCipher own, ResourcePool<AeadCipher> helperCiphers, Executor executor,
             byte[] baseNonce, int parallelism, long nextChunk, byte[] plain, int partial) {
         this.sink = sink;
-        this.executor = executor;
         this.own = own;
         this.helperCiphers = helperCiphers;
         this.baseNonce = baseNonce;
         this.nextChunk = nextChunk;
-        this.batches = new Batch[] {new Batch(parallelism), new Batch(parallelism)};
+        this.batches = new Batch[] {new Batch(executor, parallelism), new Batch(executor, parallelism)};
         System.arraycopy(plain, 0, batches[0].plain, 0, partial);
         batches[0].filled = partial;
     }

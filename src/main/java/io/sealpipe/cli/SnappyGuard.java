@@ -19,6 +19,7 @@ final class SnappyGuard extends InputStream {
     private final InputStream in;
     private byte[] head; // the first bytes, read ahead for the check and returned first
     private int headPos;
+    private final byte[] one = new byte[1];
 
     /** The refusal: the plaintext is a Snappy framed stream. */
     static final class CompressedException extends IOException {
@@ -36,7 +37,6 @@ final class SnappyGuard extends InputStream {
 
     @Override
     public int read() throws IOException {
-        byte[] one = new byte[1];
         return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
     }
 

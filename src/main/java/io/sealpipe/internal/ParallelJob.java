@@ -118,19 +118,27 @@ public abstract class ParallelJob<R> {
      * still queued or lingering count: they will help with this one).
      */
     private void requestHelpers(int wanted) {
-        // Only the owner adds requests; helpers leaving meanwhile only make the count smaller.
-        // Bounded by wanted, so an executor that runs tasks in the calling thread is fine too.
+        // Only the owner adds requests here; helpers leaving meanwhile only make the count
+        // smaller. Bounded by wanted, so an executor that runs tasks in the calling thread is fine.
         int missing = wanted - requested.get();
-        for (int i = 0; i < missing; i++) {
-            requested.incrementAndGet();
-            try {
-                executor.execute(helper);
-            } catch (RuntimeException e) {
-                // RejectedExecutionException from a saturated or shut-down executor, or any other
-                // failure to take the task: no help this time, the owner does the work.
-                requested.decrementAndGet();
-                return;
-            }
+        for (int i = 0; i < missing && requestOne(); i++) {
+            // one more helper task is queued or running
+        }
+    }
+
+    /**
+     * Hands one helper task to the executor; false if it would not take it (a saturated or
+     * shut-down executor's RejectedExecutionException, or any other failure): no help this time,
+     * the owner does the work.
+     */
+    private boolean requestOne() {
+        requested.incrementAndGet();
+        try {
+            executor.execute(helper);
+            return true;
+        } catch (RuntimeException e) {
+            requested.decrementAndGet();
+            return false;
         }
     }
 
@@ -153,12 +161,7 @@ public abstract class ParallelJob<R> {
         // The owner may have started a round while this task was leaving, and not asked for a
         // helper because it still counted this one: ask for it now, at the back of the queue.
         if (!shut && !nothingLeft() && requested.get() == 0) {
-            requested.incrementAndGet();
-            try {
-                executor.execute(helper);
-            } catch (RuntimeException e) {
-                requested.decrementAndGet(); // the owner does the work
-            }
+            requestOne();
         }
     }
 
