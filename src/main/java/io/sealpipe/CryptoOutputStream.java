@@ -6,7 +6,6 @@ import io.sealpipe.internal.Closer;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
 import java.nio.channels.WritableByteChannel;
 
 /**
@@ -17,14 +16,18 @@ import java.nio.channels.WritableByteChannel;
  * writes are gathered as plaintext in the buffer and encrypted together. {@link #flush()}
  * encrypts and passes on everything buffered. {@link #close()} flushes, closes the wrapped
  * stream (unless {@code closeUnderlying(false)}), frees the cipher and zeroes the buffer, even if
- * a step fails; it is idempotent. After a failed write the stream refuses further writes.
+ * a step fails; it is idempotent. After a failure of any kind in the stream the stream refuses
+ * further writes, and {@code close()} passes nothing more on: it releases everything and throws
+ * the failure again. {@link #abort()} releases everything without passing on what is buffered
+ * (see {@link Abortable}). CTR has no end mark, so a reader cannot tell a shorter output from a
+ * complete one: a writer whose data stopped short must say so another way (delete the output).
  * Not thread-safe.
  *
  * <p>With {@link CtrStreams.Builder#parallelism parallelism} above 1, writes of 256 KiB or more
  * are encrypted by this thread and shared workers together, each on its own counter range (see
  * {@link Parallelism}); the bytes are the same. {@code close()} waits for the workers.
  */
-public final class CryptoOutputStream extends OutputStream implements WritableByteChannel {
+public final class CryptoOutputStream extends OutputStream implements WritableByteChannel, Abortable {
     /** Writes shorter than this are copied and encrypted later together (per-call cost). */
     private static final int SMALL_WRITE = 256;
     /** The buffer of large writes with workers. */
@@ -42,8 +45,7 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
     private int encrypted; // buffer[0, encrypted): ciphertext waiting to be written
     private int filled;    // buffer[encrypted, filled): plaintext waiting to be encrypted
     private long position;
-    private boolean closed;
-    private IOException failure;
+    private final StreamState state = new StreamState("encryption");
     private final byte[] one = new byte[1];
 
     CryptoOutputStream(CiphertextSink sink, CtrStreams params) {
@@ -81,7 +83,7 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
 
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
-        checkWritable();
+        state.check();
         Checks.range("b", b, off, len);
         try {
             if (len < SMALL_WRITE) {
@@ -110,8 +112,8 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
                     writeOut();
                 }
             }
-        } catch (IOException | RuntimeException e) {
-            throw fail(e);
+        } catch (Throwable t) {
+            throw state.fail(t);
         }
     }
 
@@ -140,7 +142,7 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
 
     @Override
     public int write(ByteBuffer src) throws IOException {
-        checkWritable();
+        state.check();
         int n = src.remaining();
         if (src.hasArray()) {
             write(src.array(), src.arrayOffset() + src.position(), n);
@@ -158,8 +160,8 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
                 filled += k;
                 position += k;
             }
-        } catch (IOException | RuntimeException e) {
-            throw fail(e);
+        } catch (Throwable t) {
+            throw state.fail(t);
         }
         return n;
     }
@@ -167,34 +169,39 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
     /** Encrypts and passes on everything buffered, then flushes the wrapped stream. */
     @Override
     public void flush() throws IOException {
-        checkWritable();
+        state.check();
         try {
             drain();
             sink.flush();
-        } catch (IOException | RuntimeException e) {
-            throw fail(e);
+        } catch (Throwable t) {
+            throw state.fail(t);
         }
     }
 
     @Override
     public boolean isOpen() {
-        return !closed;
+        return state.isOpen();
     }
 
+    /**
+     * Passes on everything buffered and releases the stream; after a failure it only releases,
+     * and throws the failure again (see the class comment).
+     */
     @Override
     public void close() throws IOException {
-        if (closed) {
+        if (!state.close()) {
             return;
         }
-        closed = true;
         Closer closer = new Closer();
-        if (failure == null) {
-            closer.run(() -> {
+        if (state.failedOrAborted()) {
+            closer.fail(state.unfinished("the output"));
+        } else {
+            closer.run(() -> state.run(() -> {
                 drain();
                 if (!closeUnderlying) {
                     sink.flush();
                 }
-            });
+            }));
         }
         if (job != null) {
             for (CtrJob.Runner r : job.shutdownAndDrain()) { // waits for the workers first
@@ -211,6 +218,20 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
         closer.run(cipher::close);
         CtrStreams.zero(buffer);
         closer.rethrow();
+    }
+
+    /**
+     * Abandons the output: releases everything as {@code close()} does but drops what is
+     * buffered instead of passing it on (see {@link Abortable}).
+     */
+    @Override
+    public void abort() {
+        state.abort();
+        try {
+            close();
+        } catch (IOException | RuntimeException e) {
+            // Released anyway; the output is abandoned, so a failure here changes nothing.
+        }
     }
 
     private void encryptPending() {
@@ -231,20 +252,5 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
             filled = 0;
             encrypted = 0;
         }
-    }
-
-    private void checkWritable() throws IOException {
-        if (closed) {
-            throw new ClosedChannelException();
-        }
-        if (failure != null) {
-            throw new IOException("an earlier write failed; the stream cannot continue", failure);
-        }
-    }
-
-    private IOException fail(Exception e) {
-        IOException io = e instanceof IOException x ? x : new IOException("encryption failed: " + e.getMessage(), e);
-        failure = io;
-        return io;
     }
 }

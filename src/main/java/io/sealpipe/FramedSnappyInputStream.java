@@ -15,7 +15,6 @@ import io.sealpipe.internal.JobRing;
 import io.sealpipe.internal.ParallelJob;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.channels.ClosedChannelException;
 import java.util.Arrays;
 import java.util.concurrent.Executor;
 import java.util.zip.CRC32C;
@@ -46,8 +45,7 @@ public final class FramedSnappyInputStream extends InputStream {
     private boolean ended;          // the wrapped stream ended at a chunk boundary
     private long nextFrame;
     private long position;          // bytes of the wrapped stream consumed
-    private IOException failure;
-    private boolean closed;
+    private final StreamState state = new StreamState("decompression");
     private final byte[] chunkHeader = new byte[CHUNK_HEADER];
     private final byte[] skipBuffer = new byte[512];
     private final byte[] one = new byte[1];
@@ -88,7 +86,7 @@ public final class FramedSnappyInputStream extends InputStream {
 
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
-        checkReadable();
+        state.check();
         Checks.range("b", b, off, len);
         if (len == 0) {
             return 0;
@@ -106,7 +104,7 @@ public final class FramedSnappyInputStream extends InputStream {
 
     @Override
     public int available() throws IOException {
-        checkReadable();
+        state.check();
         return current == null ? 0 : current.length - pos;
     }
 
@@ -128,8 +126,8 @@ public final class FramedSnappyInputStream extends InputStream {
             current = frames.finishOldest();
             pos = 0;
             return true;
-        } catch (IOException | RuntimeException e) {
-            throw fail(e);
+        } catch (Throwable t) {
+            throw state.fail(t);
         }
     }
 
@@ -217,30 +215,11 @@ public final class FramedSnappyInputStream extends InputStream {
                 + " bytes)");
     }
 
-    private IOException fail(Exception e) {
-        IOException io = e instanceof IOException x ? x : new IOException("decompression failed: " + e.getMessage(), e);
-        failure = io;
-        return io;
-    }
-
-    private void checkReadable() throws IOException {
-        if (closed) {
-            throw new ClosedChannelException();
-        }
-        if (failure instanceof StreamAuthenticationException a) {
-            throw a.again();
-        }
-        if (failure != null) {
-            throw new IOException(failure.getMessage(), failure);
-        }
-    }
-
     @Override
     public void close() throws IOException {
-        if (closed) {
+        if (!state.close()) {
             return;
         }
-        closed = true;
         Closer closer = new Closer();
         frames.shutdown(); // waits for the workers still decompressing
         if (closeUnderlying) {

@@ -9,7 +9,6 @@ import io.sealpipe.internal.JobRing;
 import io.sealpipe.internal.ParallelJob;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.channels.ClosedChannelException;
 import java.util.Arrays;
 import java.util.concurrent.Executor;
 import java.util.zip.CRC32C;
@@ -29,10 +28,14 @@ import org.xerial.snappy.Snappy;
  * <p>{@link #flush()} passes everything written on as a (possibly short) frame and flushes the
  * wrapped stream. {@link #close()} writes the last frame, waits for the workers, and closes the
  * wrapped stream (unless {@code closeUnderlying(false)}), even if a step fails; it is
- * idempotent. After a failure, later writes fail, and close releases everything without passing
- * more on. Not thread-safe.
+ * idempotent. After a failure of any kind (compressing a frame on a helper thread included), later
+ * writes fail, and close passes nothing more on, <b>abandons</b> the wrapped stream if it is a
+ * sealpipe stream (so an encrypted message is left truncated, never a shorter complete one; see
+ * {@link Abortable}) and throws the failure again. {@link #abort()} does the same on the
+ * caller's request. With {@code closeUnderlying(false)} the wrapped stream is the caller's to
+ * abandon. Not thread-safe.
  */
-public final class FramedSnappyOutputStream extends OutputStream {
+public final class FramedSnappyOutputStream extends OutputStream implements Abortable {
     private final OutputStream out;
     private final boolean closeUnderlying;
     private final int helpers;
@@ -40,23 +43,29 @@ public final class FramedSnappyOutputStream extends OutputStream {
     private final boolean alone;         // parallelism 1: one frame, compressed by this thread
     private boolean headerWritten;
     private long written;
-    private boolean closed;
-    private IOException failure;
+    private final StreamState state = new StreamState("compression");
     private final byte[] one = new byte[1];
+
+    /** Compresses one frame: {@link SnappyFraming#encodeFrame}, or a failing one in tests. */
+    interface FrameEncoder {
+        int encode(byte[] in, int off, int len, byte[] frame, CRC32C crc) throws IOException;
+    }
 
     /** One frame: its data (gathered here, or the caller's array), and the frame it compresses to. */
     private static final class Frame extends ParallelJob<Void> {
         final byte[] block = new byte[BLOCK_SIZE];
         final byte[] frame = new byte[FRAME_HEADER + Snappy.maxCompressedLength(BLOCK_SIZE)];
         final CRC32C crc = new CRC32C();
+        final FrameEncoder encoder;
         int filled;     // block[0, filled)
         byte[] src;     // what is compressed: block, or a caller's array during its write
         int srcOffset;
         int length;
         int encoded;    // SnappyFraming.encodeFrame's result
 
-        Frame(Executor executor) {
+        Frame(Executor executor, FrameEncoder encoder) {
             super(null, executor); // compressing needs nothing but the frame's own buffers
+            this.encoder = encoder;
         }
 
         void begin(byte[] data, int off, int len, int helpers) {
@@ -68,7 +77,7 @@ public final class FramedSnappyOutputStream extends OutputStream {
 
         @Override
         protected void runPart(int part, Void none) throws IOException {
-            encoded = SnappyFraming.encodeFrame(src, srcOffset, length, frame, crc);
+            encoded = encoder.encode(src, srcOffset, length, frame, crc);
         }
 
         void wipe() {
@@ -80,11 +89,15 @@ public final class FramedSnappyOutputStream extends OutputStream {
     }
 
     FramedSnappyOutputStream(OutputStream out, SnappyStreams params) {
+        this(out, params, SnappyFraming::encodeFrame);
+    }
+
+    FramedSnappyOutputStream(OutputStream out, SnappyStreams params, FrameEncoder encoder) {
         this.out = out;
         this.closeUnderlying = params.closeUnderlying();
         int parallelism = params.parallelism();
         this.helpers = parallelism > 1 ? 1 : 0;
-        this.frames = new JobRing<>(SnappyFraming.framesInFlight(parallelism), () -> new Frame(params.executor()));
+        this.frames = new JobRing<>(SnappyFraming.framesInFlight(parallelism), () -> new Frame(params.executor(), encoder));
         this.alone = parallelism == 1;
     }
 
@@ -105,7 +118,7 @@ public final class FramedSnappyOutputStream extends OutputStream {
 
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
-        checkWritable();
+        state.check();
         Checks.range("b", b, off, len);
         try {
             while (len > 0) {
@@ -130,8 +143,8 @@ public final class FramedSnappyOutputStream extends OutputStream {
                     submitFilling();
                 }
             }
-        } catch (IOException | RuntimeException e) {
-            throw fail(e);
+        } catch (Throwable t) {
+            throw state.fail(t);
         }
     }
 
@@ -167,12 +180,12 @@ public final class FramedSnappyOutputStream extends OutputStream {
     /** Passes on everything written (the last frame may be short), then flushes the wrapped stream. */
     @Override
     public void flush() throws IOException {
-        checkWritable();
+        state.check();
         try {
             passEverything();
             out.flush();
-        } catch (IOException | RuntimeException e) {
-            throw fail(e);
+        } catch (Throwable t) {
+            throw state.fail(t);
         }
     }
 
@@ -186,41 +199,49 @@ public final class FramedSnappyOutputStream extends OutputStream {
         writeHeaderOnce();
     }
 
+    /**
+     * Passes everything on and closes the wrapped stream; after a failure it abandons the wrapped
+     * stream instead, and throws the failure again (see the class comment).
+     */
     @Override
     public void close() throws IOException {
-        if (closed) {
+        if (!state.close()) {
             return;
         }
-        closed = true;
         Closer closer = new Closer();
-        if (failure == null) {
-            closer.run(() -> {
-                passEverything();
+        if (state.failedOrAborted()) {
+            closer.fail(state.unfinished("the compressed stream"));
+        } else {
+            closer.run(() -> state.run(() -> {
+                passEverything(); // a frame that failed on a helper thread fails here
                 if (!closeUnderlying) {
                     out.flush();
                 }
-            });
+            }));
         }
         frames.shutdown(); // waits for the workers still compressing
         if (closeUnderlying) {
-            closer.run(out::close);
+            if (state.failedOrAborted() && out instanceof Abortable a) {
+                a.abort(); // the message under this one must not end either
+            } else {
+                closer.run(out::close);
+            }
         }
         frames.forEach(Frame::wipe);
         closer.rethrow();
     }
 
-    private IOException fail(Exception e) {
-        IOException io = e instanceof IOException x ? x : new IOException("compression failed: " + e.getMessage(), e);
-        failure = io;
-        return io;
-    }
-
-    private void checkWritable() throws IOException {
-        if (closed) {
-            throw new ClosedChannelException();
-        }
-        if (failure != null) {
-            throw new IOException("an earlier write failed; the stream cannot continue", failure);
+    /**
+     * Abandons the stream: passes nothing more on, and abandons the wrapped stream too if it is
+     * a sealpipe stream (unless {@code closeUnderlying(false)}); see {@link Abortable}.
+     */
+    @Override
+    public void abort() {
+        state.abort();
+        try {
+            close();
+        } catch (IOException | RuntimeException e) {
+            // Released anyway; the output is abandoned, so a failure here changes nothing.
         }
     }
 }

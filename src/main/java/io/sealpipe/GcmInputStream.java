@@ -15,7 +15,6 @@ import io.sealpipe.internal.ResourcePool;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ReadableByteChannel;
 import java.util.Arrays;
 import javax.crypto.AEADBadTagException;
@@ -69,8 +68,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     private long nextChunk;
     private long released;
     private boolean finished;   // the final chunk was authenticated: the message is complete
-    private StreamAuthenticationException failure;
-    private boolean closed;
+    private final StreamState state = new StreamState("decryption"); // records authentication failures only
     private final byte[] one = new byte[1];
     private byte[] messageKey;  // kept for the workers' ciphers until they are made (parallelism > 1)
     private ResourcePool<AeadCipher> helperCiphers;
@@ -111,7 +109,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
 
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
-        checkOpen();
+        state.checkOpen();
         Checks.range("b", b, off, len);
         if (len == 0) {
             return 0;
@@ -120,7 +118,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             return fromPlain(b, off, len);
         }
         while (true) {
-            checkNotFailed();
+            state.check();
             if (finished) {
                 return -1;
             }
@@ -154,7 +152,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
 
     @Override
     public int read(ByteBuffer dst) throws IOException {
-        checkOpen();
+        state.checkOpen();
         if (!dst.hasRemaining()) {
             return 0;
         }
@@ -180,7 +178,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     /** Opens the next chunk into the plaintext buffer; -1 at the end of the message. */
     private int fillPlain() throws IOException {
         while (true) {
-            checkNotFailed();
+            state.check();
             if (finished) {
                 return -1;
             }
@@ -195,7 +193,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
 
     @Override
     public long skip(long n) throws IOException {
-        checkOpen();
+        state.checkOpen();
         long skipped = 0;
         while (skipped < n) {
             if (plainPos == plainLimit && fillPlain() < 0) {
@@ -212,9 +210,9 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     /** The authenticated plaintext bytes buffered, which a read returns without blocking. */
     @Override
     public int available() throws IOException {
-        checkOpen();
+        state.checkOpen();
         if (plainPos == plainLimit) {
-            checkNotFailed();
+            state.check();
         }
         return plainLimit - plainPos;
     }
@@ -234,7 +232,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             // Ciphertext follows these full chunks, so none of them is the final chunk.
             int count = Math.min(maxChunks, (available - 1) / SEALED_CHUNK_SIZE);
             if (nextChunk + count >= MAX_CHUNKS) {
-                throw fail(new StreamAuthenticationException("the message has more than 2^38 chunks, the format's limit:"
+                throw state.fail(new StreamAuthenticationException("the message has more than 2^38 chunks, the format's limit:"
                         + " it is not a valid message", -1));
             }
             int opened;
@@ -251,19 +249,19 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             if (opened < count) {
                 StreamAuthenticationException e = chunkFailed(nextChunk);
                 if (opened == 0) {
-                    throw fail(e);
+                    throw state.fail(e);
                 }
-                failure = e; // the authenticated chunks before it are released; the next read throws
+                state.fail(e); // the authenticated chunks before it are released; the next read throws
             }
             return opened * CHUNK_SIZE;
         }
         // The ciphertext ends within the next sealed chunk: that is the final chunk.
         if (available == SEALED_CHUNK_SIZE) {
-            throw fail(new StreamAuthenticationException("truncated message: it ends with a full chunk (chunk "
+            throw state.fail(new StreamAuthenticationException("truncated message: it ends with a full chunk (chunk "
                     + nextChunk + "), so its short final chunk is missing", -1));
         }
         if (available < TAG_LENGTH) {
-            throw fail(new StreamAuthenticationException("truncated message: "
+            throw state.fail(new StreamAuthenticationException("truncated message: "
                     + (available == 0 ? "the final chunk is missing" : "only " + available + " bytes of chunk "
                     + nextChunk + ", less than its 16-byte tag") + " (after " + nextChunk * CHUNK_SIZE
                     + " bytes of plaintext)", -1));
@@ -275,7 +273,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
                     ? cipher.open(nonce, null, window(available), view(dst, off, available - TAG_LENGTH))
                     : cipher.open(nonce, null, sealed, sealedPos, available, dst, off);
         } catch (AEADBadTagException e) {
-            throw fail(chunkFailed(nextChunk));
+            throw state.fail(chunkFailed(nextChunk));
         }
         sealedPos += available;
         nextChunk++;
@@ -336,7 +334,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         }
         int available = readSealed(HEADER_LENGTH);
         if (available < HEADER_LENGTH) {
-            throw fail(new StreamAuthenticationException("truncated message: " + available + " bytes, shorter than the "
+            throw state.fail(new StreamAuthenticationException("truncated message: " + available + " bytes, shorter than the "
                     + HEADER_LENGTH + "-byte header (salt and key commitment)", -1));
         }
         byte[] header = new byte[HEADER_LENGTH];
@@ -348,7 +346,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         Cobblestone.MessageKeys keys = params.derive(Arrays.copyOf(header, SALT_LENGTH));
         try {
             if (!keys.commitmentMatches(header, SALT_LENGTH)) {
-                throw fail(new StreamAuthenticationException("the key commitment does not match: wrong key or context,"
+                throw state.fail(new StreamAuthenticationException("the key commitment does not match: wrong key or context,"
                         + " or a modified header; no chunk was decrypted", -1));
             }
             cipher = params.newCipher(keys.key);
@@ -388,28 +386,16 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         plainPos = plainLimit = 0;
     }
 
-    private StreamAuthenticationException fail(StreamAuthenticationException e) {
-        failure = e;
-        return e;
-    }
-
-    private void checkNotFailed() throws StreamAuthenticationException {
-        if (failure != null) {
-            throw failure.again();
-        }
-    }
-
     @Override
     public boolean isOpen() {
-        return !closed;
+        return state.isOpen();
     }
 
     @Override
     public void close() throws IOException {
-        if (closed) {
+        if (!state.close()) {
             return;
         }
-        closed = true;
         Closer closer = new Closer();
         if (params.closeUnderlying() && source != null) {
             closer.run(source::close);
@@ -433,11 +419,5 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         }
         plainPos = plainLimit = 0;
         closer.rethrow();
-    }
-
-    private void checkOpen() throws IOException {
-        if (closed) {
-            throw new ClosedChannelException();
-        }
     }
 }

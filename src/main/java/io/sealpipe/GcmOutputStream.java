@@ -15,7 +15,6 @@ import io.sealpipe.internal.ResourcePool;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
 import java.nio.channels.WritableByteChannel;
 import java.util.Arrays;
 
@@ -31,15 +30,21 @@ import java.util.Arrays;
  *
  * <p>{@code close()} writes the final chunk, flushes, closes the wrapped stream (unless
  * {@code closeUnderlying(false)}), frees the cipher and zeroes the buffers, even if a step
- * fails; it is idempotent. After a failed write the stream refuses further writes, and
- * {@code close()} does not end the message (it releases everything and rethrows the failure).
+ * fails; it is idempotent. After a failure of any kind in the stream (the engine, the wrapped
+ * stream, a helper thread) the stream refuses further writes, and {@code close()} does not end
+ * the message: it releases everything and throws the failure again.
+ *
+ * <p><b>{@code close()} cannot see a failure outside the stream</b>, such as the source of the
+ * data failing inside a try-with-resources block: it ends the message, and a reader accepts the
+ * shorter message. Where the data can stop short, call {@link #abort()} on failure (see {@link
+ * Abortable} for the pattern): the message is left truncated and every reader rejects it.
  * Not thread-safe.
  *
  * <p>With {@link GcmStreams.Builder#parallelism parallelism} above 1, once the message passes
  * its first MiB, chunks are sealed in batches by this thread and shared workers together (see
  * {@link Parallelism}); the bytes written are the same. {@code close()} waits for the workers.
  */
-public final class GcmOutputStream extends OutputStream implements WritableByteChannel {
+public final class GcmOutputStream extends OutputStream implements WritableByteChannel, Abortable {
     /** Sealed chunks gathered before they are passed on: up to this many per engine call. */
     static final int CHUNKS_PER_WRITE = 4;
 
@@ -60,8 +65,7 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
     private int sealedLength;
     private long nextChunk;
     private long written;
-    private boolean closed;
-    private IOException failure;
+    private final StreamState state = new StreamState("encryption");
     private final byte[] one = new byte[1];
 
     GcmOutputStream(CiphertextSink sink, GcmStreams params) {
@@ -100,7 +104,7 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
 
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
-        checkWritable();
+        state.check();
         Checks.range("b", b, off, len);
         try {
             if (goParallel(len)) {
@@ -131,8 +135,8 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
                 written += n;
                 sealIfFull();
             }
-        } catch (IOException | RuntimeException e) {
-            throw fail(e);
+        } catch (Throwable t) {
+            throw state.fail(t);
         }
     }
 
@@ -144,7 +148,7 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
             src.position(src.position() + n);
             return n;
         }
-        checkWritable();
+        state.check();
         try {
             if (goParallel(n)) {
                 parallel.write(src);
@@ -158,8 +162,8 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
                 written += k;
                 sealIfFull();
             }
-        } catch (IOException | RuntimeException e) {
-            throw fail(e);
+        } catch (Throwable t) {
+            throw state.fail(t);
         }
         return n;
     }
@@ -221,7 +225,7 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
      */
     @Override
     public void flush() throws IOException {
-        checkWritable();
+        state.check();
         try {
             if (parallel != null) {
                 parallel.sealWholeChunks();
@@ -229,30 +233,30 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
                 drain();
             }
             sink.flush();
-        } catch (IOException | RuntimeException e) {
-            throw fail(e);
+        } catch (Throwable t) {
+            throw state.fail(t);
         }
     }
 
     @Override
     public boolean isOpen() {
-        return !closed;
+        return state.isOpen();
     }
 
-    /** Seals the final chunk, passes everything on and releases the stream (see the class comment). */
+    /**
+     * Seals the final chunk, passes everything on and releases the stream; after a failure it
+     * only releases, and throws the failure again (see the class comment).
+     */
     @Override
     public void close() throws IOException {
-        if (closed) {
+        if (!state.close()) {
             return;
         }
-        closed = true;
         Closer closer = new Closer();
-        if (failure == null) {
-            closer.run(this::finish);
+        if (state.failedOrAborted()) {
+            closer.fail(state.unfinished("the message"));
         } else {
-            closer.run(() -> {
-                throw new IOException("the message was not finished: an earlier write failed", failure);
-            });
+            closer.run(() -> state.run(this::finish));
         }
         if (parallel != null) {
             parallel.close(closer); // waits for the workers first
@@ -271,6 +275,20 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
         closer.rethrow();
     }
 
+    /**
+     * Abandons the message: releases everything as {@code close()} does but never seals the
+     * final chunk, so readers reject what was written as truncated (see {@link Abortable}).
+     */
+    @Override
+    public void abort() {
+        state.abort();
+        try {
+            close();
+        } catch (IOException | RuntimeException e) {
+            // Released anyway; the message is abandoned, so a failure here changes nothing.
+        }
+    }
+
     private void finish() throws IOException {
         if (parallel != null) {
             parallel.finish();
@@ -285,20 +303,5 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
         nextChunk++;
         drain();
         sink.flush();
-    }
-
-    private IOException fail(Exception e) {
-        IOException io = e instanceof IOException x ? x : new IOException("encryption failed: " + e.getMessage(), e);
-        failure = io;
-        return io;
-    }
-
-    private void checkWritable() throws IOException {
-        if (closed) {
-            throw new ClosedChannelException();
-        }
-        if (failure != null) {
-            throw new IOException("the stream failed earlier and cannot be written to", failure);
-        }
     }
 }

@@ -56,6 +56,8 @@ class ReadmeExamplesTest {
         }
         GIVEN.put("path", "java.nio.file.Path");
         GIVEN.put("sink", "java.io.OutputStream");
+        GIVEN.put("source", "java.io.InputStream");
+        GIVEN.put("gcm", "io.sealpipe.GcmStreams");
         GIVEN.put("fsIn", "org.apache.hadoop.fs.FSDataInputStream");
     }
 

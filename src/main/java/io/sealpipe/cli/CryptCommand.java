@@ -1,5 +1,6 @@
 package io.sealpipe.cli;
 
+import io.sealpipe.Abortable;
 import io.sealpipe.CtrStreams;
 import io.sealpipe.GcmStreams;
 import io.sealpipe.SnappyStreams;
@@ -69,7 +70,7 @@ abstract class CryptCommand implements Callable<Integer> {
         }
         try (InputStream rawIn = open(options.in);
                 Io.Output output = create(options.out, options.spec.commandLine().getErr())) {
-            Io.Gate sink = new Io.Gate(output.stream);
+            Io.Counting sink = new Io.Counting(output.stream);
             try {
                 transfer(rawIn, sink, codec, encrypting());
             } catch (StreamAuthenticationException | SnappyGuard.CompressedException e) {
@@ -112,17 +113,19 @@ abstract class CryptCommand implements Callable<Integer> {
     }
 
     /**
-     * Copies {@code rawIn} through the codec into {@code sink}. After a failure nothing more
-     * reaches the sink: closing an encrypting layer normally ends the message, and a gcm message
-     * cut short by a failed read would then pass as a complete, shorter one.
+     * Copies {@code rawIn} through the codec into {@code sink}. After a failure the encrypting
+     * layers are abandoned, not closed: closing ends the message, and a gcm message cut short by
+     * a failed read would then pass as a complete, shorter one.
      */
-    static void transfer(InputStream rawIn, Io.Gate sink, Codec codec, boolean encrypting) throws IOException {
+    static void transfer(InputStream rawIn, Io.Counting sink, Codec codec, boolean encrypting) throws IOException {
         try (InputStream in = encrypting ? rawIn : codec.decrypt().apply(rawIn);
                 OutputStream out = encrypting ? codec.encrypt().apply(sink) : sink) {
             try {
                 Io.copy(in, out);
             } catch (Throwable t) {
-                sink.abort(); // before out.close() runs
+                if (out instanceof Abortable a) {
+                    a.abort(); // before the try's close() runs, which then does nothing
+                }
                 throw t;
             }
         }

@@ -3,6 +3,7 @@ package io.sealpipe.cli;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
+import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -198,23 +199,12 @@ final class Io {
         }
     }
 
-    /**
-     * Passes writes on to a stream until {@link #abort()}, then refuses them (closing still
-     * closes the stream). Laid under an encrypting layer so that, after a failure, closing that
-     * layer cannot write the end of its message.
-     */
-    static final class Gate extends OutputStream {
-        private final OutputStream out;
-        private boolean aborted;
+    /** Passes writes on to a stream, counting the bytes (to say how much reached standard output). */
+    static final class Counting extends FilterOutputStream {
         private long written;
 
-        Gate(OutputStream out) {
-            this.out = out;
-        }
-
-        /** Refuses every later write and flush. */
-        void abort() {
-            aborted = true;
+        Counting(OutputStream out) {
+            super(out);
         }
 
         /** Bytes passed on so far. */
@@ -224,34 +214,14 @@ final class Io {
 
         @Override
         public void write(int b) throws IOException {
-            checkOpen();
             out.write(b);
             written++;
         }
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
-            checkOpen();
             out.write(b, off, len);
             written += len;
-        }
-
-        @Override
-        public void flush() throws IOException {
-            if (!aborted) {
-                out.flush();
-            }
-        }
-
-        @Override
-        public void close() throws IOException {
-            out.close();
-        }
-
-        private void checkOpen() throws IOException {
-            if (aborted) {
-                throw new IOException("output abandoned after an earlier failure");
-            }
         }
     }
 

@@ -18,7 +18,7 @@ public final class Closer {
     public Closer run(Step step) {
         try {
             step.run();
-        } catch (IOException | RuntimeException e) {
+        } catch (Throwable e) { // IOException, unchecked, or an Error: the later steps run all the same
             if (first == null) {
                 first = e;
             } else if (first != e) {
@@ -28,10 +28,23 @@ public final class Closer {
         return this;
     }
 
+    /** Keeps {@code failure} as if a step had thrown it; does nothing for null. */
+    public Closer fail(IOException failure) {
+        if (failure != null) {
+            run(() -> {
+                throw failure;
+            });
+        }
+        return this;
+    }
+
     /** Throws the first failure, if any. */
     public void rethrow() throws IOException {
         if (first instanceof IOException io) {
             throw io;
+        }
+        if (first instanceof Error e) {
+            throw e;
         }
         if (first != null) {
             throw (RuntimeException) first;

@@ -323,7 +323,7 @@ class GcmCommandTest {
         GcmStreams gcm = GcmStreams.builder().key(HEX.parseHex(KEY256)).build();
         ByteArrayOutputStream sink = new ByteArrayOutputStream();
         IOException e = assertThrows(IOException.class,
-                () -> CryptCommand.transfer(failing, new Io.Gate(sink), CryptCommand.Codec.of(gcm), true));
+                () -> CryptCommand.transfer(failing, new Io.Counting(sink), CryptCommand.Codec.of(gcm), true));
         assertEquals("disk on fire", e.getMessage());
         byte[] written = sink.toByteArray();
         try (InputStream s = gcm.decrypt(new ByteArrayInputStream(written))) {
