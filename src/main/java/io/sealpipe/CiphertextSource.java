@@ -46,12 +46,12 @@ abstract class CiphertextSource implements AutoCloseable {
         return false;
     }
 
-    /** Moves to a position of the wrapped channel. */
+    /** Moves the next sequential read to a position of the wrapped input. */
     void seek(long position) throws IOException {
         throw new UnsupportedOperationException("seek needs a seekable source: build the stream over a SeekableByteChannel");
     }
 
-    /** The wrapped channel's current position (where its first byte was, at creation). */
+    /** The position in the wrapped input of the next sequential byte (before any read: where the input was). */
     long position() throws IOException {
         throw new UnsupportedOperationException("not seekable");
     }
