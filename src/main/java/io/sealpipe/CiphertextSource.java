@@ -46,12 +46,12 @@ abstract class CiphertextSource implements AutoCloseable {
         return false;
     }
 
-    /** Moves to a position of the wrapped channel. */
+    /** Moves the next sequential read to a position of the wrapped input. */
     void seek(long position) throws IOException {
         throw new UnsupportedOperationException("seek needs a seekable source: build the stream over a SeekableByteChannel");
     }
 
-    /** The wrapped channel's current position (where its first byte was, at creation). */
+    /** The position in the wrapped input of the next sequential byte (before any read: where the input was). */
     long position() throws IOException {
         throw new UnsupportedOperationException("not seekable");
     }
@@ -179,12 +179,44 @@ abstract class CiphertextSource implements AutoCloseable {
         }
     }
 
+    /**
+     * A seekable channel read only at explicit positions: the stream keeps its own cursor and never
+     * relies on the channel's position, which a positioned read on another thread may have moved
+     * for a moment. A FileChannel reads at a position by itself (thread-safe, its position
+     * untouched); any other channel is moved, read and moved back under the channel's lock, which
+     * sequential and positioned reads both take, so neither reads where the other moved it.
+     */
     private static final class SeekableSource extends ChannelSource {
         private final SeekableByteChannel seekable;
+        private long cursor = -1; // channel position of the next sequential byte; -1 until first asked for
 
         SeekableSource(SeekableByteChannel channel) {
             super(channel);
             this.seekable = channel;
+        }
+
+        /** The cursor, starting at the channel's position when the stream first needs it (before any read). */
+        private long cursor() throws IOException {
+            if (cursor < 0) {
+                cursor = seekable.position();
+            }
+            return cursor;
+        }
+
+        @Override
+        int read(byte[] b, int off, int len) throws IOException {
+            if (len == 0) {
+                return 0;
+            }
+            ByteBuffer dst = wrap(b, off, len);
+            int n;
+            do {
+                n = readAt(cursor(), dst); // a non-blocking channel may return 0: keep trying
+            } while (n == 0);
+            if (n > 0) {
+                cursor += n;
+            }
+            return n;
         }
 
         @Override
@@ -193,13 +225,13 @@ abstract class CiphertextSource implements AutoCloseable {
         }
 
         @Override
-        void seek(long position) throws IOException {
-            seekable.position(position);
+        void seek(long position) {
+            cursor = position;
         }
 
         @Override
         long position() throws IOException {
-            return seekable.position();
+            return cursor();
         }
 
         @Override
@@ -209,22 +241,24 @@ abstract class CiphertextSource implements AutoCloseable {
 
         @Override
         long skip(long n) throws IOException {
-            long here = seekable.position();
-            long skipped = Math.max(0, Math.min(n, seekable.size() - here));
-            seekable.position(here + skipped);
+            long skipped = Math.max(0, Math.min(n, seekable.size() - cursor()));
+            cursor += skipped;
             return skipped;
         }
 
         @Override
         long available() throws IOException {
-            return Math.max(0, seekable.size() - seekable.position());
+            return Math.max(0, seekable.size() - cursor());
         }
 
         @Override
         int readAt(long position, byte[] b, int off, int len) throws IOException {
-            ByteBuffer dst = ByteBuffer.wrap(b, off, len);
+            return readAt(position, ByteBuffer.wrap(b, off, len));
+        }
+
+        private int readAt(long position, ByteBuffer dst) throws IOException {
             if (seekable instanceof FileChannel file) {
-                return file.read(dst, position); // FileChannel's positioned read is thread-safe
+                return file.read(dst, position);
             }
             synchronized (seekable) {
                 long saved = seekable.position();

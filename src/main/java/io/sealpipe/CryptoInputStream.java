@@ -7,6 +7,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ReadableByteChannel;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -42,6 +43,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
     private final int directRead;
     private final byte[] scratch = new byte[16];
     private final AesKey key; // this stream's own copy, for positioned-read ciphers; zeroed on close
+    private final Object keyLock = new Object(); // close() zeroes the key and positioned reads copy it under this
     private CtrJob job;          // large reads with workers (parallelism > 1), made at the first one
     private CtrJob.Runner own;   // this stream's cipher as a runner of the job
     private final long streamOffset;
@@ -314,20 +316,54 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
     /** A cipher context of its own for one positioned read at a time, with its scratch block. */
     private record PositionedCipher(StreamCipher cipher, byte[] scratch) {}
 
-    private void decryptAt(long position, byte[] b, int off, int n) {
-        PositionedCipher c = positionedCiphers.poll();
-        if (c == null) {
-            c = new PositionedCipher(params.newCipher(key, position), new byte[16]);
-        } else {
-            params.seek(c.cipher(), position, c.scratch());
-        }
+    private void decryptAt(long position, byte[] b, int off, int n) throws IOException {
+        PositionedCipher c = borrowCipher(position);
         try {
             c.cipher().update(b, off, n, b, off);
         } finally {
-            if (closed) {
-                c.cipher().close();
-            } else {
-                positionedCiphers.add(c);
+            giveBack(c);
+        }
+    }
+
+    /**
+     * An idle positioned cipher moved to {@code position}, or a new one. A new one is made from a
+     * copy of the key taken under {@link #keyLock}, so close() cannot zero the key halfway through;
+     * if close() has begun by the time it is made, it is closed and the read fails as closed
+     * rather than decrypt with a key that close() zeroed.
+     */
+    private PositionedCipher borrowCipher(long position) throws IOException {
+        PositionedCipher c = positionedCiphers.poll();
+        if (c != null) {
+            params.seek(c.cipher(), position, c.scratch());
+            return c;
+        }
+        AesKey copy;
+        synchronized (keyLock) {
+            checkOpen();
+            copy = AesKey.copyOf(key.bytes());
+        }
+        try {
+            c = new PositionedCipher(params.newCipher(copy, position), new byte[16]);
+        } finally {
+            copy.destroy();
+        }
+        if (closed) {
+            c.cipher().close();
+            throw new AsynchronousCloseException();
+        }
+        return c;
+    }
+
+    /**
+     * Returns {@code c} to the pool. It is added first and the flag read after: close() sets the
+     * flag before it drains the pool, so either close() finds {@code c} or this sees the flag and
+     * drains the pool itself; a cipher is never left behind (unclosed, key inside).
+     */
+    private void giveBack(PositionedCipher c) {
+        positionedCiphers.add(c);
+        if (closed) {
+            for (PositionedCipher idle; (idle = positionedCiphers.poll()) != null; ) {
+                idle.cipher().close();
             }
         }
     }
@@ -357,7 +393,9 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
             closer.run(c.cipher()::close);
         }
         CtrStreams.zero(buffer);
-        key.destroy();
+        synchronized (keyLock) {
+            key.destroy();
+        }
         pos = limit = 0;
         closer.rethrow();
     }

@@ -198,6 +198,15 @@ public final class CtrStreams implements Destroyable {
      * and serves positioned reads; {@code in}'s own position and limit are left alone, and its
      * content must not change while the stream is in use.
      *
+     * <p><b>A mapped file must not shrink while it is read.</b> The pages of a mapping past the
+     * file's new end fault when touched (SIGBUS), and the engines read the buffer without a
+     * check. A fault in native code <b>kills the JVM</b>: {@code openssl-jni} always reads the
+     * buffer there, {@code openssl-jna} may; a fault in Java code ({@code jce}) is thrown as
+     * {@link InternalError}. Neither is an {@code IOException} to handle.
+     * If another process may truncate the file, read it with {@link #decrypt(ReadableByteChannel)}
+     * over its {@code FileChannel} instead (seekable too), where a cut is the end of the stream,
+     * at the cost of one copy.
+     *
      * @param in the ciphertext, heap or direct
      * @return the decrypting stream, seekable
      * @throws IllegalStateException if this instance was {@link #destroy() destroyed}

@@ -12,6 +12,7 @@ import io.sealpipe.internal.Closer;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.NonWritableChannelException;
@@ -45,6 +46,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
     private final long plaintextSize;    // what that length must hold, or -1 if no message has it
     private final long finalChunk;       // index of the final (short) chunk
     private final byte[] messageKey;
+    private final Object keyLock = new Object(); // close() zeroes messageKey and new readers copy it under this
     private final byte[] baseNonce;
     /** Idle readers for positioned reads, one per thread reading at once (more are made, and closed, as needed). */
     private final AtomicReferenceArray<ChunkReader> readers = new AtomicReferenceArray<>(16);
@@ -83,7 +85,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
 
     /** A cipher and buffers for one read at a time, with the chunk it decrypted last. */
     private final class ChunkReader {
-        final AeadCipher cipher = params.newCipher(messageKey);
+        final AeadCipher cipher;
         final byte[] sealed = new byte[SEALED_CHUNK_SIZE];
         final ByteBuffer sealedView = ByteBuffer.wrap(sealed); // for the channel, made once
         final byte[] plain = new byte[CHUNK_SIZE];
@@ -92,6 +94,25 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         private byte[] callerArray;
         long chunk = -1; // which chunk plain holds, or -1
         int length;
+
+        /**
+         * Makes the cipher from a copy of the message key taken under {@link #keyLock}, so
+         * close() cannot zero the key halfway through (the engine is not called under the lock).
+         *
+         * @throws ClosedChannelException if close() has begun: no reader from a zeroed key
+         */
+        ChunkReader() throws ClosedChannelException {
+            byte[] key;
+            synchronized (keyLock) {
+                checkOpen();
+                key = messageKey.clone();
+            }
+            try {
+                cipher = params.newCipher(key);
+            } finally {
+                Arrays.fill(key, (byte) 0);
+            }
+        }
 
         /** Decrypts and verifies chunk {@code index} into {@link #plain}, unless it is there already. */
         void load(long index) throws IOException {
@@ -306,14 +327,23 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         return total;
     }
 
-    private ChunkReader borrow() {
+    /**
+     * An idle reader, or a new one. If close() begins while a new one is made, it is closed and
+     * the read fails as closed (the reader itself is sound: its key was copied before the zeroing).
+     */
+    private ChunkReader borrow() throws ClosedChannelException {
         for (int i = 0; i < readers.length(); i++) {
             ChunkReader r = readers.getAndSet(i, null);
             if (r != null) {
                 return r;
             }
         }
-        return new ChunkReader();
+        ChunkReader r = new ChunkReader();
+        if (closed) {
+            r.close();
+            throw new AsynchronousCloseException();
+        }
+        return r;
     }
 
     private void giveBack(ChunkReader reader) {
@@ -390,11 +420,13 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
                 closer.run(r::close);
             }
         }
-        Arrays.fill(messageKey, (byte) 0);
+        synchronized (keyLock) {
+            Arrays.fill(messageKey, (byte) 0);
+        }
         closer.rethrow();
     }
 
-    private void checkOpen() throws IOException {
+    private void checkOpen() throws ClosedChannelException {
         if (closed) {
             throw new ClosedChannelException();
         }

@@ -142,6 +142,15 @@ public final class GcmStreams implements Destroyable {
      * from the buffer into the reader's array, with no copy in between. {@code in}'s own
      * position and limit are left alone; its content must not change while the stream is in use.
      *
+     * <p><b>A mapped file must not shrink while it is read.</b> The pages of a mapping past the
+     * file's new end fault when touched (SIGBUS), and the engines read the buffer without a
+     * check. A fault in native code <b>kills the JVM</b>: {@code openssl-jni} always reads the
+     * buffer there, {@code openssl-jna} may; a fault in Java code ({@code jce}) is thrown as
+     * {@link InternalError}. Neither is an {@code IOException} to handle.
+     * If another process may truncate the file, read it with {@link #decrypt(ReadableByteChannel)}
+     * or {@link #open} over its {@code FileChannel} instead, where a cut is an authentication
+     * failure ({@link StreamAuthenticationException}), at the cost of one copy.
+     *
      * @param in one whole message, heap or direct
      * @return the decrypting stream, for one thread at a time
      */

@@ -1,0 +1,174 @@
+package io.sealpipe;
+
+import io.sealpipe.engine.AeadCipher;
+import io.sealpipe.engine.CryptoEngine;
+import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.Hmac;
+import io.sealpipe.engine.StreamCipher;
+import java.nio.ByteBuffer;
+import java.security.GeneralSecurityException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.crypto.AEADBadTagException;
+
+/**
+ * A real engine with two things added for race tests: a hook that runs inside the next AES-CTR or
+ * AES-GCM cipher creation on a chosen thread, after the caller handed over the key array and
+ * before the real engine reads it (so a test can place another thread's whole step exactly
+ * there); and counts of the CTR and GCM ciphers made and closed, so a test sees a cipher left
+ * unclosed.
+ */
+final class HookedEngine implements CryptoEngine {
+    private final CryptoEngine real;
+    private final AtomicInteger made = new AtomicInteger();
+    private final AtomicInteger closed = new AtomicInteger();
+    private volatile Thread hookThread;
+    private volatile Runnable hook;
+
+    HookedEngine(CryptoEngine real) {
+        this.real = real;
+    }
+
+    /** Runs {@code hook} once, inside the next CTR or GCM cipher creation on {@code thread}. */
+    void beforeNextCipher(Thread thread, Runnable hook) {
+        this.hook = hook;
+        this.hookThread = thread;
+    }
+
+    /** CTR and GCM ciphers made and not closed yet. */
+    int open() {
+        return made.get() - closed.get();
+    }
+
+    private void runHook() {
+        if (Thread.currentThread() == hookThread) {
+            hookThread = null;
+            hook.run();
+        }
+    }
+
+    @Override
+    public EngineKind kind() {
+        return real.kind();
+    }
+
+    @Override
+    public StreamCipher newAesCtr(byte[] key, byte[] iv) throws GeneralSecurityException {
+        runHook();
+        StreamCipher cipher = real.newAesCtr(key, iv);
+        made.incrementAndGet();
+        return new CountedStreamCipher(cipher);
+    }
+
+    @Override
+    public StreamCipher newAesCfb(byte[] key, byte[] iv, boolean encrypt) throws GeneralSecurityException {
+        return real.newAesCfb(key, iv, encrypt);
+    }
+
+    @Override
+    public AeadCipher newAesGcm(byte[] key) throws GeneralSecurityException {
+        runHook();
+        AeadCipher cipher = real.newAesGcm(key);
+        made.incrementAndGet();
+        return new CountedAeadCipher(cipher);
+    }
+
+    @Override
+    public Hmac newHmacSha256(byte[] key) throws GeneralSecurityException {
+        return real.newHmacSha256(key);
+    }
+
+    /** Counts the first close of one cipher. */
+    private final class CloseCount {
+        private final AtomicBoolean done = new AtomicBoolean();
+
+        void closing() {
+            if (done.compareAndSet(false, true)) {
+                closed.incrementAndGet();
+            }
+        }
+    }
+
+    private final class CountedStreamCipher implements StreamCipher {
+        private final StreamCipher real;
+        private final CloseCount count = new CloseCount();
+
+        CountedStreamCipher(StreamCipher real) {
+            this.real = real;
+        }
+
+        @Override
+        public void reset(byte[] iv) {
+            real.reset(iv);
+        }
+
+        @Override
+        public int update(byte[] in, int inOffset, int length, byte[] out, int outOffset) {
+            return real.update(in, inOffset, length, out, outOffset);
+        }
+
+        @Override
+        public int update(ByteBuffer in, ByteBuffer out) {
+            return real.update(in, out);
+        }
+
+        @Override
+        public void close() {
+            count.closing();
+            real.close();
+        }
+    }
+
+    private final class CountedAeadCipher implements AeadCipher {
+        private final AeadCipher real;
+        private final CloseCount count = new CloseCount();
+
+        CountedAeadCipher(AeadCipher real) {
+            this.real = real;
+        }
+
+        @Override
+        public int seal(byte[] nonce, byte[] aad, byte[] in, int inOffset, int length, byte[] out, int outOffset) {
+            return real.seal(nonce, aad, in, inOffset, length, out, outOffset);
+        }
+
+        @Override
+        public int seal(byte[] nonce, byte[] aad, ByteBuffer in, ByteBuffer out) {
+            return real.seal(nonce, aad, in, out);
+        }
+
+        @Override
+        public int open(byte[] nonce, byte[] aad, byte[] in, int inOffset, int length, byte[] out, int outOffset)
+                throws AEADBadTagException {
+            return real.open(nonce, aad, in, inOffset, length, out, outOffset);
+        }
+
+        @Override
+        public int open(byte[] nonce, byte[] aad, ByteBuffer in, ByteBuffer out) throws AEADBadTagException {
+            return real.open(nonce, aad, in, out);
+        }
+
+        @Override
+        public void sealChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
+                int outOffset) {
+            real.sealChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+        }
+
+        @Override
+        public int openChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
+                int outOffset) {
+            return real.openChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+        }
+
+        @Override
+        public int openChunks(byte[] baseNonce, long firstChunk, ByteBuffer in, ByteBuffer out) {
+            return real.openChunks(baseNonce, firstChunk, in, out);
+        }
+
+        @Override
+        public void close() {
+            count.closing();
+            real.close();
+        }
+    }
+}
