@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
-import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ReadableByteChannel;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
@@ -52,7 +51,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
     private int pos;   // buffer[pos, limit): decrypted bytes not yet returned
     private int limit;
     private long position;
-    private volatile boolean closed;
+    private final StreamState state = new StreamState("decryption");
 
     CryptoInputStream(CiphertextSource source, CtrStreams params) {
         this.source = source;
@@ -85,7 +84,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
 
     @Override
     public int read() throws IOException {
-        checkOpen();
+        state.checkOpen();
         if (pos == limit && fill() < 0) {
             return -1;
         }
@@ -95,7 +94,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
 
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
-        checkOpen();
+        state.checkOpen();
         Checks.range("b", b, off, len);
         if (len == 0) {
             return 0;
@@ -126,7 +125,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
 
     @Override
     public int read(ByteBuffer dst) throws IOException {
-        checkOpen();
+        state.checkOpen();
         if (!dst.hasRemaining()) {
             return 0;
         }
@@ -181,7 +180,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
 
     @Override
     public long skip(long n) throws IOException {
-        checkOpen();
+        state.checkOpen();
         if (n <= 0) {
             return 0;
         }
@@ -203,7 +202,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
 
     @Override
     public int available() throws IOException {
-        checkOpen();
+        state.checkOpen();
         return (int) Math.min(Integer.MAX_VALUE, (limit - pos) + source.available());
     }
 
@@ -228,7 +227,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
      *     a channel that is not a {@code SeekableByteChannel}
      */
     public void seek(long newPosition) throws IOException {
-        checkOpen();
+        state.checkOpen();
         checkSeekable();
         if (newPosition < streamOffset) {
             throw new IllegalArgumentException("cannot seek to " + newPosition + ", before the stream offset " + streamOffset);
@@ -260,7 +259,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
      * @throws IllegalArgumentException if {@code position} is before the stream offset
      */
     public int read(long position, byte[] b, int off, int length) throws IOException {
-        checkOpen();
+        state.checkOpen();
         checkSeekable();
         Checks.range("b", b, off, length);
         if (position < streamOffset) {
@@ -339,7 +338,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         }
         AesKey copy;
         synchronized (keyLock) {
-            checkOpen();
+            state.checkOpen();
             copy = AesKey.copyOf(key.bytes());
         }
         try {
@@ -347,7 +346,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         } finally {
             copy.destroy();
         }
-        if (closed) {
+        if (!state.isOpen()) {
             c.cipher().close();
             throw new AsynchronousCloseException();
         }
@@ -361,7 +360,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
      */
     private void giveBack(PositionedCipher c) {
         positionedCiphers.add(c);
-        if (closed) {
+        if (!state.isOpen()) {
             for (PositionedCipher idle; (idle = positionedCiphers.poll()) != null; ) {
                 idle.cipher().close();
             }
@@ -370,15 +369,14 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
 
     @Override
     public boolean isOpen() {
-        return !closed;
+        return state.isOpen();
     }
 
     @Override
     public void close() throws IOException {
-        if (closed) {
+        if (!state.close()) {
             return;
         }
-        closed = true;
         Closer closer = new Closer();
         if (params.closeUnderlying()) {
             closer.run(source::close);
@@ -400,11 +398,6 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         closer.rethrow();
     }
 
-    private void checkOpen() throws IOException {
-        if (closed) {
-            throw new ClosedChannelException();
-        }
-    }
 
     private void checkSeekable() {
         if (!source.seekable()) {

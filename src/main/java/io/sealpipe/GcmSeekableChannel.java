@@ -53,7 +53,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
     private final ChunkReader sequential; // for read(ByteBuffer); keeps its last chunk
     private volatile boolean lengthAuthenticated;
     private long position;
-    private volatile boolean closed;
+    private final StreamState state = new StreamState("decryption");
 
     GcmSeekableChannel(SeekableByteChannel channel, GcmStreams params) throws IOException {
         this.channel = channel;
@@ -104,7 +104,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         ChunkReader() throws ClosedChannelException {
             byte[] key;
             synchronized (keyLock) {
-                checkOpen();
+                state.checkOpen();
                 key = messageKey.clone();
             }
             try {
@@ -194,7 +194,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
      */
     @Override
     public long size() throws IOException {
-        checkOpen();
+        state.checkOpen();
         authenticateLength();
         return plaintextSize;
     }
@@ -217,7 +217,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
 
     @Override
     public synchronized int read(ByteBuffer dst) throws IOException {
-        checkOpen();
+        state.checkOpen();
         int n = read(dst, position, sequential);
         if (n > 0) {
             position += n;
@@ -239,7 +239,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
      * @throws IllegalArgumentException if {@code position} is negative
      */
     public int read(ByteBuffer dst, long position) throws IOException {
-        checkOpen();
+        state.checkOpen();
         if (position < 0) {
             throw new IllegalArgumentException("position must be >= 0, not " + position);
         }
@@ -267,7 +267,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
      * @throws IllegalArgumentException if {@code position} is negative
      */
     public int read(long position, byte[] b, int off, int len) throws IOException {
-        checkOpen();
+        state.checkOpen();
         Checks.range("b", b, off, len);
         if (position < 0) {
             throw new IllegalArgumentException("position must be >= 0, not " + position);
@@ -339,7 +339,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
             }
         }
         ChunkReader r = new ChunkReader();
-        if (closed) {
+        if (!state.isOpen()) {
             r.close();
             throw new AsynchronousCloseException();
         }
@@ -347,10 +347,10 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
     }
 
     private void giveBack(ChunkReader reader) {
-        if (!closed) {
+        if (state.isOpen()) {
             for (int i = 0; i < readers.length(); i++) {
                 if (readers.compareAndSet(i, null, reader)) {
-                    if (closed) {
+                    if (!state.isOpen()) {
                         close(i); // close() may have emptied the slots before this one was filled
                     }
                     return;
@@ -369,14 +369,14 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
 
     @Override
     public synchronized long position() throws IOException {
-        checkOpen();
+        state.checkOpen();
         return position;
     }
 
     /** Moves to plaintext position {@code newPosition}; past the end the next read returns -1. */
     @Override
     public synchronized GcmSeekableChannel position(long newPosition) throws IOException {
-        checkOpen();
+        state.checkOpen();
         if (newPosition < 0) {
             throw new IllegalArgumentException("position must be >= 0, not " + newPosition);
         }
@@ -398,15 +398,14 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
 
     @Override
     public boolean isOpen() {
-        return !closed;
+        return state.isOpen();
     }
 
     @Override
     public void close() throws IOException {
-        if (closed) {
+        if (!state.close()) {
             return;
         }
-        closed = true;
         Closer closer = new Closer();
         if (params.closeUnderlying()) {
             closer.run(channel::close);
@@ -426,9 +425,4 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         closer.rethrow();
     }
 
-    private void checkOpen() throws ClosedChannelException {
-        if (closed) {
-            throw new ClosedChannelException();
-        }
-    }
 }
