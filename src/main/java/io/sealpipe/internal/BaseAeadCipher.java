@@ -45,8 +45,10 @@ public abstract class BaseAeadCipher implements AeadCipher {
             int length = in.remaining();
             checkRoom(out, sealedLength(length));
             int n = Buffers.accessible(in)
-                    ? engineSeal(nonce, aad, Buffers.base(in), Buffers.offset(in), length, Buffers.base(out), Buffers.offset(out))
-                    : engineSeal(nonce, aad, Buffers.remainingCopy(in), 0, length, Buffers.base(out), Buffers.offset(out));
+                    ? engineSeal(nonce, aad, Buffers.base(in), Buffers.offset(in), length,
+                            Buffers.base(out), Buffers.offset(out))
+                    : engineSeal(nonce, aad, Buffers.remainingCopy(in), 0, length,
+                            Buffers.base(out), Buffers.offset(out));
             Buffers.skip(in, length);
             Buffers.skip(out, n);
             return n;
@@ -80,8 +82,10 @@ public abstract class BaseAeadCipher implements AeadCipher {
             checkSealedLength(length);
             checkRoom(out, length - TAG_LENGTH);
             int n = Buffers.accessible(in)
-                    ? openOrWipe(nonce, aad, Buffers.base(in), Buffers.offset(in), length, Buffers.base(out), Buffers.offset(out))
-                    : openOrWipe(nonce, aad, Buffers.remainingCopy(in), 0, length, Buffers.base(out), Buffers.offset(out));
+                    ? openOrWipe(nonce, aad, Buffers.base(in), Buffers.offset(in), length,
+                            Buffers.base(out), Buffers.offset(out))
+                    : openOrWipe(nonce, aad, Buffers.remainingCopy(in), 0, length,
+                            Buffers.base(out), Buffers.offset(out));
             Buffers.skip(in, length);
             Buffers.skip(out, n);
             return n;
