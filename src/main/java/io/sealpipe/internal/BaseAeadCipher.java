@@ -7,8 +7,8 @@ import javax.crypto.AEADBadTagException;
 
 /**
  * Argument checking and buffer handling shared by every engine's AES-GCM. Calls are counted
- * ({@link InFlightCalls}) so that {@code close()} from another thread waits for the engine to be
- * idle before releasing it, and a failed open, whatever failed, leaves its output zeroed.
+ * ({@link InFlightCalls}) so that {@code close()} from another thread defers releasing the
+ * engine until no call runs on it, and a failed open, whatever failed, leaves its output zeroed.
  */
 public abstract class BaseAeadCipher implements AeadCipher {
     /** The chunk format's limit on chunk indices (c2sp.org/chunked-encryption). */
@@ -254,7 +254,7 @@ public abstract class BaseAeadCipher implements AeadCipher {
         return chunkNonce;
     }
 
-    /** Idempotent; a call running on another thread finishes first, then the engine is released. */
+    /** Idempotent; returns at once, and the engine is released when no call runs on it any more. */
     @Override
     public final void close() {
         calls.close();

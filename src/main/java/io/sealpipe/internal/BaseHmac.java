@@ -5,8 +5,8 @@ import java.nio.ByteBuffer;
 
 /**
  * Argument checking shared by every engine's HMAC-SHA256. Calls are counted
- * ({@link InFlightCalls}) so that {@code close()} from another thread waits for the engine to be
- * idle before releasing it.
+ * ({@link InFlightCalls}) so that {@code close()} from another thread defers releasing the
+ * engine until no call runs on it.
  */
 public abstract class BaseHmac implements Hmac {
     private final String name;
@@ -65,7 +65,7 @@ public abstract class BaseHmac implements Hmac {
         }
     }
 
-    /** Idempotent; a call running on another thread finishes first, then the engine is released. */
+    /** Idempotent; returns at once, and the engine is released when no call runs on it any more. */
     @Override
     public final void close() {
         calls.close();

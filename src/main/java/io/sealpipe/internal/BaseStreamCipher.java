@@ -8,8 +8,8 @@ import java.util.Arrays;
 /**
  * Argument checking and buffer handling shared by every engine's CTR/CFB cipher; subclasses
  * implement the transformation on a byte[] or direct ByteBuffer ({@link Buffers}). Calls are
- * counted ({@link InFlightCalls}) so that {@code close()} from another thread waits for the
- * engine to be idle before releasing it.
+ * counted ({@link InFlightCalls}) so that {@code close()} from another thread defers releasing
+ * the engine until no call runs on it.
  */
 public abstract class BaseStreamCipher implements StreamCipher {
     private static final int SCRATCH_SIZE = 16 * 1024;
@@ -91,7 +91,7 @@ public abstract class BaseStreamCipher implements StreamCipher {
         return length;
     }
 
-    /** Idempotent; a call running on another thread finishes first, then the engine is released. */
+    /** Idempotent; returns at once, and the engine is released when no call runs on it any more. */
     @Override
     public final void close() {
         calls.close();
