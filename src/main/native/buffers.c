@@ -3,11 +3,13 @@
  * or a direct ByteBuffer (used by address). Checks happen before pinning, because no other JNI
  * call is allowed while an array is pinned.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "sealpipe.h"
 
 static jclass byte_array_class = NULL;
+static jmethodID buffer_is_read_only = NULL;
 
 int sp_init_buffers(JNIEnv *env) {
     jclass local = (*env)->FindClass(env, "[B");
@@ -16,7 +18,13 @@ int sp_init_buffers(JNIEnv *env) {
     }
     byte_array_class = (*env)->NewGlobalRef(env, local);
     (*env)->DeleteLocalRef(env, local);
-    return byte_array_class != NULL;
+    jclass buffer = (*env)->FindClass(env, "java/nio/Buffer");
+    if (buffer == NULL) {
+        return 0;
+    }
+    buffer_is_read_only = (*env)->GetMethodID(env, buffer, "isReadOnly", "()Z");
+    (*env)->DeleteLocalRef(env, buffer);
+    return byte_array_class != NULL && buffer_is_read_only != NULL;
 }
 
 /* Validates obj[offset, offset + length); returns 0 with an exception pending when invalid. */
@@ -52,6 +60,59 @@ int sp_buffer_check(JNIEnv *env, struct sp_buffer *b, jobject obj, jint offset, 
     b->offset = offset;
     b->length = length;
     return 1;
+}
+
+/*
+ * As sp_buffer_check, for a range the call writes: a read-only direct buffer still has an
+ * address, and writing through it would break Java's promise (or fault, for a read-only mapping).
+ */
+int sp_buffer_check_writable(JNIEnv *env, struct sp_buffer *b, jobject obj, jint offset,
+                             jint length, const char *name) {
+    char message[160];
+    if (!sp_buffer_check(env, b, obj, offset, length, name)) {
+        return 0;
+    }
+    if (b->array == NULL) {
+        jboolean read_only = (*env)->CallBooleanMethod(env, obj, buffer_is_read_only);
+        if ((*env)->ExceptionCheck(env)) {
+            return 0;
+        }
+        if (read_only) {
+            snprintf(message, sizeof(message), "%s is a read-only buffer", name);
+            sp_throw(env, "java/lang/IllegalArgumentException", message);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * How two checked ranges lie in memory. Two byte[] ranges can share memory only in one array;
+ * two direct buffers can be different views of the same memory (duplicate, slice, or two
+ * buffers over one address), so they are compared by address, not by object.
+ */
+enum sp_overlap sp_buffers_overlap(JNIEnv *env, const struct sp_buffer *a,
+                                   const struct sp_buffer *b) {
+    uintptr_t a_start, b_start;
+    if (a->length == 0 || b->length == 0) {
+        return SP_DISJOINT;
+    }
+    if (a->array != NULL && b->array != NULL) {
+        if (!(*env)->IsSameObject(env, a->array, b->array)) {
+            return SP_DISJOINT;
+        }
+        a_start = (uintptr_t)a->offset;
+        b_start = (uintptr_t)b->offset;
+    } else if (a->array == NULL && b->array == NULL) {
+        a_start = (uintptr_t)(a->base + a->offset);
+        b_start = (uintptr_t)(b->base + b->offset);
+    } else {
+        return SP_DISJOINT; /* a Java array never lies inside a direct buffer's memory */
+    }
+    if (a_start >= b_start + (uintptr_t)b->length || b_start >= a_start + (uintptr_t)a->length) {
+        return SP_DISJOINT;
+    }
+    return a_start == b_start ? SP_SAME_START : SP_PARTIAL;
 }
 
 int sp_buffer_pin(JNIEnv *env, struct sp_buffer *b) {

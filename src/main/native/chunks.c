@@ -83,19 +83,25 @@ static struct sp_cipher *check_chunks(JNIEnv *env, jlong handle, jbyteArray jbas
         return NULL;
     }
     if (first < 0 || first > MAX_CHUNKS - count) {
-        snprintf(message, sizeof(message), "chunks %lld..%lld are outside 0..2^38-1",
-                 (long long)first, (long long)first + count - 1);
+        /* No arithmetic on `first` here: it may be near LLONG_MAX. */
+        snprintf(message, sizeof(message),
+                 "first chunk %lld with chunk count %d is outside 0..2^38-1, the format's limit",
+                 (long long)first, (int)count);
         sp_throw(env, "java/lang/IllegalArgumentException", message);
         return NULL;
     }
+    /* count * SEALED_CHUNK fits in an int: count was checked above. */
     if (!sp_buffer_check(env, in, jin, in_off, count * in_size, "input") ||
-        !sp_buffer_check(env, out, jout, out_off, count * out_size, "output")) {
+        !sp_buffer_check_writable(env, out, jout, out_off, count * out_size, "output")) {
         return NULL;
     }
-    if (count > 0 && (*env)->IsSameObject(env, jin, jout) &&
-        (jlong)in_off < (jlong)out_off + (jlong)count * out_size &&
-        (jlong)out_off < (jlong)in_off + (jlong)count * in_size) {
-        sp_throw(env, "java/lang/IllegalArgumentException", "input and output overlap");
+    enum sp_overlap overlap = sp_buffers_overlap(env, in, out);
+    if ((*env)->ExceptionCheck(env)) {
+        return NULL;
+    }
+    if (overlap != SP_DISJOINT) {
+        sp_throw(env, "java/lang/IllegalArgumentException",
+                 "input and output overlap: chunks are never opened or sealed in place");
         return NULL;
     }
     return c;

@@ -11,12 +11,23 @@
 
 #include "sealpipe.h"
 
+/*
+ * Handles are freed exactly once, and never while a call runs on them: the Java owner counts
+ * its calls in flight (internal.InFlightCalls) and frees through a Cleanable, which runs once.
+ * A freed handle cannot be recognised without reading freed memory, so the magic is no guard
+ * against one and the free path does not look at it; it only catches a live handle of the other
+ * kind (an HMAC handle passed as a cipher).
+ */
 #define CIPHER_MAGIC 0x5ea1c1f3u
 
 struct sp_cipher *sp_cipher_from_handle(JNIEnv *env, jlong handle, int mode) {
     struct sp_cipher *c = (struct sp_cipher *)(intptr_t)handle;
-    if (c == NULL || c->magic != CIPHER_MAGIC) {
-        sp_throw(env, "java/lang/IllegalStateException", "cipher handle is null or freed");
+    if (c == NULL) {
+        sp_throw(env, "java/lang/IllegalStateException", "cipher handle is null");
+        return NULL;
+    }
+    if (c->magic != CIPHER_MAGIC) {
+        sp_throw(env, "java/lang/IllegalArgumentException", "handle is not a cipher handle");
         return NULL;
     }
     if (mode != 0 && c->mode != mode) {
@@ -92,14 +103,16 @@ cleanup:
     return result;
 }
 
+/* Frees a handle from cipherNew; the caller guarantees once, with no call running on it. */
 static void JNICALL cipherFree(JNIEnv *env, jclass cls, jlong handle) {
     (void)cls;
-    struct sp_cipher *c = sp_cipher_from_handle(env, handle, 0);
+    struct sp_cipher *c = (struct sp_cipher *)(intptr_t)handle;
     if (c == NULL) {
+        sp_throw(env, "java/lang/IllegalStateException", "cipher handle is null");
         return;
     }
-    c->magic = 0;
     sp_crypto->EVP_CIPHER_CTX_free(c->ctx); /* cleanses the key schedule */
+    sp_cleanse(c, sizeof(*c));
     free(c);
 }
 
@@ -125,6 +138,17 @@ static void JNICALL cipherReset(JNIEnv *env, jclass cls, jlong handle, jbyteArra
     }
 }
 
+/* Throws and returns 1 if input and output partly overlap; in place (same start) is fine. */
+static int reject_partial_overlap(JNIEnv *env, const struct sp_buffer *in,
+                                  const struct sp_buffer *out) {
+    if (sp_buffers_overlap(env, in, out) == SP_PARTIAL) {
+        sp_throw(env, "java/lang/IllegalArgumentException",
+                 "input and output overlap: use the same start (in place) or disjoint ranges");
+        return 1;
+    }
+    return (*env)->ExceptionCheck(env);
+}
+
 /* CTR/CFB: transforms len bytes from in to out; in == out at the same offset is allowed. */
 static jint JNICALL cipherUpdate(JNIEnv *env, jclass cls, jlong handle, jobject jin, jint in_off,
                                  jobject jout, jint out_off, jint len) {
@@ -133,7 +157,8 @@ static jint JNICALL cipherUpdate(JNIEnv *env, jclass cls, jlong handle, jobject 
     int outl = 0;
     struct sp_cipher *c = sp_cipher_from_handle(env, handle, 0);
     if (c == NULL || !sp_buffer_check(env, &in, jin, in_off, len, "input") ||
-        !sp_buffer_check(env, &out, jout, out_off, len, "output")) {
+        !sp_buffer_check_writable(env, &out, jout, out_off, len, "output") ||
+        reject_partial_overlap(env, &in, &out)) {
         return -1;
     }
     if (c->mode == SP_AES_GCM) {
@@ -176,20 +201,28 @@ static jint gcm(JNIEnv *env, jlong handle, jbyteArray jnonce, jbyteArray jaad, j
     if (c == NULL || !sp_copy_fixed(env, jnonce, nonce, SP_GCM_NONCE_LENGTH, "nonce")) {
         return -1;
     }
-    if (!encrypt && in_len < SP_GCM_TAG_LENGTH && in_len >= 0) {
+    /* The input range first: it rejects a negative in_len before any arithmetic on it. */
+    if (!sp_buffer_check(env, &in, jin, in_off, in_len, "input")) {
+        return -1;
+    }
+    if (!encrypt && in_len < SP_GCM_TAG_LENGTH) {
         snprintf(message, sizeof(message),
                  "ciphertext of %d bytes is shorter than the 16-byte tag", (int)in_len);
         sp_throw(env, "javax/crypto/AEADBadTagException", message);
         return -1;
     }
-    int data_len = encrypt ? in_len : in_len - SP_GCM_TAG_LENGTH;
-    int out_len = encrypt ? in_len + SP_GCM_TAG_LENGTH : data_len;
     if (encrypt && in_len > 0x7fffffff - SP_GCM_TAG_LENGTH) {
-        sp_throw(env, "java/lang/IllegalArgumentException", "plaintext too long for one call");
+        snprintf(message, sizeof(message),
+                 "plaintext of %d bytes is too long for one call: at most %d", (int)in_len,
+                 0x7fffffff - SP_GCM_TAG_LENGTH);
+        sp_throw(env, "java/lang/IllegalArgumentException", message);
         return -1;
     }
-    if (!sp_buffer_check(env, &in, jin, in_off, in_len, "input") ||
-        !sp_buffer_check(env, &out, jout, out_off, out_len, "output")) {
+    /* 0 <= in_len <= INT_MAX - 16 when sealing, 16 <= in_len when opening: no overflow. */
+    int data_len = encrypt ? in_len : in_len - SP_GCM_TAG_LENGTH;
+    int out_len = encrypt ? in_len + SP_GCM_TAG_LENGTH : data_len;
+    if (!sp_buffer_check_writable(env, &out, jout, out_off, out_len, "output") ||
+        reject_partial_overlap(env, &in, &out)) {
         return -1;
     }
     if (jaad != NULL &&
@@ -228,13 +261,7 @@ static jint gcm(JNIEnv *env, jlong handle, jbyteArray jnonce, jbyteArray jaad, j
         goto unpin;
     }
     if (!sp_crypto->EVP_CipherFinal_ex(c->ctx, out.base + out_off + outl, &finl)) {
-        if (!encrypt) {
-            /* Release nothing unauthenticated: wipe what was decrypted. */
-            memset(out.base + out_off, 0, (size_t)data_len);
-            status = BAD_TAG;
-        } else {
-            status = OP_FAILED;
-        }
+        status = encrypt ? OP_FAILED : BAD_TAG;
         goto unpin;
     }
     if (encrypt && !sp_crypto->EVP_CIPHER_CTX_ctrl(c->ctx, OSSL_EVP_CTRL_GCM_GET_TAG,
@@ -244,6 +271,10 @@ static jint gcm(JNIEnv *env, jlong handle, jbyteArray jnonce, jbyteArray jaad, j
     }
 
 unpin:
+    if (!encrypt && (status == OP_FAILED || status == BAD_TAG)) {
+        /* Release nothing unauthenticated, whatever failed: wipe what may have been decrypted. */
+        memset(out.base + out_off, 0, (size_t)data_len);
+    }
     sp_buffer_unpin(env, &out, 0);
     sp_buffer_unpin(env, &in, JNI_ABORT);
     sp_buffer_unpin(env, &aad, JNI_ABORT);

@@ -7,6 +7,7 @@
 
 #include "sealpipe.h"
 
+/* As for ciphers (cipher.c): the magic catches a handle of another kind, never a freed one. */
 #define HMAC_MAGIC 0x5ea1ac01u
 
 struct sp_hmac {
@@ -16,8 +17,12 @@ struct sp_hmac {
 
 static struct sp_hmac *hmac_from_handle(JNIEnv *env, jlong handle) {
     struct sp_hmac *h = (struct sp_hmac *)(intptr_t)handle;
-    if (h == NULL || h->magic != HMAC_MAGIC) {
-        sp_throw(env, "java/lang/IllegalStateException", "HMAC handle is null or freed");
+    if (h == NULL) {
+        sp_throw(env, "java/lang/IllegalStateException", "HMAC handle is null");
+        return NULL;
+    }
+    if (h->magic != HMAC_MAGIC) {
+        sp_throw(env, "java/lang/IllegalArgumentException", "handle is not an HMAC handle");
         return NULL;
     }
     return h;
@@ -70,14 +75,17 @@ cleanup:
     return result;
 }
 
+/* Frees a handle from hmacNew; the caller guarantees once, with no call running on it. */
 static void JNICALL hmacFree(JNIEnv *env, jclass cls, jlong handle) {
     (void)cls;
-    struct sp_hmac *h = hmac_from_handle(env, handle);
-    if (h != NULL) {
-        h->magic = 0;
-        sp_crypto->HMAC_CTX_free(h->ctx);
-        free(h);
+    struct sp_hmac *h = (struct sp_hmac *)(intptr_t)handle;
+    if (h == NULL) {
+        sp_throw(env, "java/lang/IllegalStateException", "HMAC handle is null");
+        return;
     }
+    sp_crypto->HMAC_CTX_free(h->ctx);
+    sp_cleanse(h, sizeof(*h));
+    free(h);
 }
 
 static void JNICALL hmacUpdate(JNIEnv *env, jclass cls, jlong handle, jobject jin, jint off,

@@ -96,6 +96,13 @@ struct sp_buffer {
 };
 int sp_buffer_check(JNIEnv *env, struct sp_buffer *b, jobject obj, jint offset, jint length,
                     const char *name);
+/* sp_buffer_check, and a direct buffer must not be read-only. */
+int sp_buffer_check_writable(JNIEnv *env, struct sp_buffer *b, jobject obj, jint offset,
+                             jint length, const char *name);
+/* Whether two checked ranges share memory: not at all, from the same byte (in place), or partly. */
+enum sp_overlap { SP_DISJOINT, SP_SAME_START, SP_PARTIAL };
+enum sp_overlap sp_buffers_overlap(JNIEnv *env, const struct sp_buffer *a,
+                                   const struct sp_buffer *b);
 int sp_buffer_pin(JNIEnv *env, struct sp_buffer *b);
 void sp_buffer_unpin(JNIEnv *env, struct sp_buffer *b, jint mode);
 int sp_key_copy(JNIEnv *env, jbyteArray key, unsigned char *out, int *out_length);

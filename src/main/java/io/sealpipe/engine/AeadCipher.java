@@ -154,7 +154,12 @@ public interface AeadCipher extends AutoCloseable {
      */
     int openChunks(byte[] baseNonce, long firstChunk, ByteBuffer in, ByteBuffer out);
 
-    /** Frees the context and its key schedule; idempotent. */
+    /**
+     * Frees the context and its key schedule; idempotent. Safe from another thread
+     * while a call runs: close() returns at once, the running call finishes normally and frees
+     * the context as it leaves, and a call that starts after close() fails with
+     * IllegalStateException.
+     */
     @Override
     void close();
 }

@@ -44,7 +44,12 @@ public interface Hmac extends AutoCloseable {
      */
     void doFinal(byte[] out, int offset);
 
-    /** Frees the context and its key; idempotent. */
+    /**
+     * Frees the context and its key; idempotent. Safe from another thread
+     * while a call runs: close() returns at once, the running call finishes normally and frees
+     * the context as it leaves, and a call that starts after close() fails with
+     * IllegalStateException.
+     */
     @Override
     void close();
 }

@@ -47,7 +47,12 @@ public interface StreamCipher extends AutoCloseable {
      */
     int update(ByteBuffer in, ByteBuffer out);
 
-    /** Frees the context and its key schedule; idempotent. */
+    /**
+     * Frees the context and its key schedule; idempotent. Safe from another thread
+     * while a call runs: close() returns at once, the running call finishes normally and frees
+     * the context as it leaves, and a call that starts after close() fails with
+     * IllegalStateException.
+     */
     @Override
     void close();
 }

@@ -5,94 +5,157 @@ import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
 import javax.crypto.AEADBadTagException;
 
-/** Argument checking and buffer handling shared by every engine's AES-GCM. */
+/**
+ * Argument checking and buffer handling shared by every engine's AES-GCM. Calls are counted
+ * ({@link InFlightCalls}) so that {@code close()} from another thread defers releasing the
+ * engine until no call runs on it, and a failed open, whatever failed, leaves its output zeroed.
+ */
 public abstract class BaseAeadCipher implements AeadCipher {
     /** The chunk format's limit on chunk indices (c2sp.org/chunked-encryption). */
     public static final long MAX_CHUNKS = 1L << 38;
 
     private final String name;
     private final byte[] chunkNonce = new byte[NONCE_LENGTH];
-    private boolean closed;
+    private final InFlightCalls calls;
 
     protected BaseAeadCipher(String name) {
         this.name = name;
+        this.calls = new InFlightCalls(name, this::engineClose);
     }
 
     @Override
     public final int seal(byte[] nonce, byte[] aad, byte[] in, int inOffset, int length, byte[] out, int outOffset) {
-        checkOpen();
-        Checks.length("nonce", nonce, NONCE_LENGTH);
-        Checks.range("input", in, inOffset, length);
-        Checks.range("output", out, outOffset, sealedLength(length));
-        Checks.noPartialOverlap(in, inOffset, out, outOffset, length);
-        return engineSeal(nonce, aad, in, inOffset, length, out, outOffset);
+        calls.enter();
+        try {
+            Checks.length("nonce", nonce, NONCE_LENGTH);
+            Checks.range("input", in, inOffset, length);
+            Checks.range("output", out, outOffset, sealedLength(length));
+            Checks.noPartialOverlap(in, inOffset, out, outOffset, length);
+            return engineSeal(nonce, aad, in, inOffset, length, out, outOffset);
+        } finally {
+            calls.leave();
+        }
     }
 
     @Override
     public final int seal(byte[] nonce, byte[] aad, ByteBuffer in, ByteBuffer out) {
-        checkOpen();
-        Checks.length("nonce", nonce, NONCE_LENGTH);
-        int length = in.remaining();
-        checkRoom(out, sealedLength(length));
-        int n = Buffers.accessible(in)
-                ? engineSeal(nonce, aad, Buffers.base(in), Buffers.offset(in), length, Buffers.base(out), Buffers.offset(out))
-                : engineSeal(nonce, aad, Buffers.remainingCopy(in), 0, length, Buffers.base(out), Buffers.offset(out));
-        Buffers.skip(in, length);
-        Buffers.skip(out, n);
-        return n;
+        calls.enter();
+        try {
+            Checks.length("nonce", nonce, NONCE_LENGTH);
+            int length = in.remaining();
+            checkRoom(out, sealedLength(length));
+            int n = Buffers.accessible(in)
+                    ? engineSeal(nonce, aad, Buffers.base(in), Buffers.offset(in), length,
+                            Buffers.base(out), Buffers.offset(out))
+                    : engineSeal(nonce, aad, Buffers.remainingCopy(in), 0, length,
+                            Buffers.base(out), Buffers.offset(out));
+            Buffers.skip(in, length);
+            Buffers.skip(out, n);
+            return n;
+        } finally {
+            calls.leave();
+        }
     }
 
     @Override
     public final int open(byte[] nonce, byte[] aad, byte[] in, int inOffset, int length, byte[] out, int outOffset)
             throws AEADBadTagException {
-        checkOpen();
-        Checks.length("nonce", nonce, NONCE_LENGTH);
-        Checks.range("input", in, inOffset, length);
-        checkSealedLength(length);
-        Checks.range("output", out, outOffset, length - TAG_LENGTH);
-        Checks.noPartialOverlap(in, inOffset, out, outOffset, length - TAG_LENGTH);
-        return engineOpen(nonce, aad, in, inOffset, length, out, outOffset);
+        calls.enter();
+        try {
+            Checks.length("nonce", nonce, NONCE_LENGTH);
+            Checks.range("input", in, inOffset, length);
+            checkSealedLength(length);
+            Checks.range("output", out, outOffset, length - TAG_LENGTH);
+            Checks.noPartialOverlap(in, inOffset, out, outOffset, length - TAG_LENGTH);
+            return openOrWipe(nonce, aad, in, inOffset, length, out, outOffset);
+        } finally {
+            calls.leave();
+        }
     }
 
     @Override
     public final int open(byte[] nonce, byte[] aad, ByteBuffer in, ByteBuffer out) throws AEADBadTagException {
-        checkOpen();
-        Checks.length("nonce", nonce, NONCE_LENGTH);
-        int length = in.remaining();
-        checkSealedLength(length);
-        checkRoom(out, length - TAG_LENGTH);
-        int n = Buffers.accessible(in)
-                ? engineOpen(nonce, aad, Buffers.base(in), Buffers.offset(in), length, Buffers.base(out), Buffers.offset(out))
-                : engineOpen(nonce, aad, Buffers.remainingCopy(in), 0, length, Buffers.base(out), Buffers.offset(out));
-        Buffers.skip(in, length);
-        Buffers.skip(out, n);
-        return n;
+        calls.enter();
+        try {
+            Checks.length("nonce", nonce, NONCE_LENGTH);
+            int length = in.remaining();
+            checkSealedLength(length);
+            checkRoom(out, length - TAG_LENGTH);
+            int n = Buffers.accessible(in)
+                    ? openOrWipe(nonce, aad, Buffers.base(in), Buffers.offset(in), length,
+                            Buffers.base(out), Buffers.offset(out))
+                    : openOrWipe(nonce, aad, Buffers.remainingCopy(in), 0, length,
+                            Buffers.base(out), Buffers.offset(out));
+            Buffers.skip(in, length);
+            Buffers.skip(out, n);
+            return n;
+        } finally {
+            calls.leave();
+        }
+    }
+
+    /**
+     * {@link #engineOpen}, wiping the output when it throws for any reason: engines wipe on a
+     * bad tag, but a provider or OpenSSL failure after some plaintext was written would
+     * otherwise release it unauthenticated.
+     */
+    private int openOrWipe(byte[] nonce, byte[] aad, Object in, int inOffset, int length, Object out, int outOffset)
+            throws AEADBadTagException {
+        boolean opened = false;
+        try {
+            int n = engineOpen(nonce, aad, in, inOffset, length, out, outOffset);
+            opened = true;
+            return n;
+        } finally {
+            if (!opened) {
+                Buffers.wipe(out, outOffset, length - TAG_LENGTH);
+            }
+        }
     }
 
     @Override
     public final void sealChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
             int outOffset) {
-        checkChunks(baseNonce, firstChunk, count);
-        Checks.range("input", in, inOffset, count * CHUNK_SIZE);
-        Checks.range("output", out, outOffset, count * SEALED_CHUNK_SIZE);
-        checkNoOverlap(in, inOffset, count * CHUNK_SIZE, out, outOffset, count * SEALED_CHUNK_SIZE);
-        if (count > 0) {
-            engineSealChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+        calls.enter();
+        try {
+            checkChunks(baseNonce, firstChunk, count);
+            Checks.range("input", in, inOffset, count * CHUNK_SIZE);
+            Checks.range("output", out, outOffset, count * SEALED_CHUNK_SIZE);
+            checkNoOverlap(in, inOffset, count * CHUNK_SIZE, out, outOffset, count * SEALED_CHUNK_SIZE);
+            if (count > 0) {
+                engineSealChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+            }
+        } finally {
+            calls.leave();
         }
     }
 
     @Override
     public final int openChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
             int outOffset) {
-        checkChunks(baseNonce, firstChunk, count);
-        Checks.range("input", in, inOffset, count * SEALED_CHUNK_SIZE);
-        Checks.range("output", out, outOffset, count * CHUNK_SIZE);
-        checkNoOverlap(in, inOffset, count * SEALED_CHUNK_SIZE, out, outOffset, count * CHUNK_SIZE);
-        return count == 0 ? 0 : engineOpenChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+        calls.enter();
+        try {
+            checkChunks(baseNonce, firstChunk, count);
+            Checks.range("input", in, inOffset, count * SEALED_CHUNK_SIZE);
+            Checks.range("output", out, outOffset, count * CHUNK_SIZE);
+            checkNoOverlap(in, inOffset, count * SEALED_CHUNK_SIZE, out, outOffset, count * CHUNK_SIZE);
+            return count == 0 ? 0 : openChunksOrWipe(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+        } finally {
+            calls.leave();
+        }
     }
 
     @Override
     public final int openChunks(byte[] baseNonce, long firstChunk, ByteBuffer in, ByteBuffer out) {
+        calls.enter();
+        try {
+            return openChunkBuffers(baseNonce, firstChunk, in, out);
+        } finally {
+            calls.leave();
+        }
+    }
+
+    private int openChunkBuffers(byte[] baseNonce, long firstChunk, ByteBuffer in, ByteBuffer out) {
         int length = in.remaining();
         if (length % SEALED_CHUNK_SIZE != 0) {
             throw new IllegalArgumentException("input must be whole sealed chunks of " + SEALED_CHUNK_SIZE
@@ -109,17 +172,34 @@ public abstract class BaseAeadCipher implements AeadCipher {
                     count * CHUNK_SIZE);
         }
         int opened = Buffers.accessible(in)
-                ? engineOpenChunks(baseNonce, firstChunk, Buffers.base(in), Buffers.offset(in), count,
+                ? openChunksOrWipe(baseNonce, firstChunk, Buffers.base(in), Buffers.offset(in), count,
                         Buffers.base(out), Buffers.offset(out))
-                : engineOpenChunks(baseNonce, firstChunk, Buffers.remainingCopy(in), 0, count,
+                : openChunksOrWipe(baseNonce, firstChunk, Buffers.remainingCopy(in), 0, count,
                         Buffers.base(out), Buffers.offset(out));
         Buffers.skip(in, opened * SEALED_CHUNK_SIZE);
         Buffers.skip(out, opened * CHUNK_SIZE);
         return opened;
     }
 
+    /**
+     * {@link #engineOpenChunks}, wiping all {@code count} chunks of output when it throws: the
+     * caller then cannot tell which of them were authenticated.
+     */
+    private int openChunksOrWipe(byte[] baseNonce, long firstChunk, Object in, int inOffset, int count, Object out,
+            int outOffset) {
+        boolean returned = false;
+        try {
+            int opened = engineOpenChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+            returned = true;
+            return opened;
+        } finally {
+            if (!returned) {
+                Buffers.wipe(out, outOffset, count * CHUNK_SIZE);
+            }
+        }
+    }
+
     private void checkChunks(byte[] baseNonce, long firstChunk, int count) {
-        checkOpen();
         Checks.length("baseNonce", baseNonce, NONCE_LENGTH);
         if (count < 0 || count > Integer.MAX_VALUE / SEALED_CHUNK_SIZE) {
             throw new IllegalArgumentException("chunk count must be 0.." + Integer.MAX_VALUE / SEALED_CHUNK_SIZE
@@ -148,13 +228,16 @@ public abstract class BaseAeadCipher implements AeadCipher {
         }
     }
 
-    /** Opens full chunks one {@link #engineOpen} call each; see {@link #engineSealChunks}. */
+    /**
+     * Opens full chunks one {@link #engineOpen} call each; see {@link #engineSealChunks}.
+     * Returns at the first chunk that fails its tag, with that chunk's output zeroed.
+     */
     protected int engineOpenChunks(byte[] baseNonce, long firstChunk, Object in, int inOffset, int count, Object out,
             int outOffset) {
         for (int i = 0; i < count; i++) {
             try {
-                engineOpen(nonceOfChunk(baseNonce, firstChunk + i), null, in, inOffset + i * SEALED_CHUNK_SIZE, SEALED_CHUNK_SIZE, out,
-                        outOffset + i * CHUNK_SIZE);
+                openOrWipe(nonceOfChunk(baseNonce, firstChunk + i), null, in, inOffset + i * SEALED_CHUNK_SIZE,
+                        SEALED_CHUNK_SIZE, out, outOffset + i * CHUNK_SIZE);
             } catch (AEADBadTagException e) {
                 return i;
             }
@@ -171,12 +254,10 @@ public abstract class BaseAeadCipher implements AeadCipher {
         return chunkNonce;
     }
 
+    /** Idempotent; returns at once, and the engine is released when no call runs on it any more. */
     @Override
     public final void close() {
-        if (!closed) {
-            closed = true;
-            engineClose();
-        }
+        calls.close();
     }
 
     private static int sealedLength(int length) {
@@ -203,24 +284,22 @@ public abstract class BaseAeadCipher implements AeadCipher {
         }
     }
 
-    protected final void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException(name + " is closed");
-        }
-    }
-
     /** Seals; {@code in}/{@code out} are byte[] or direct ByteBuffer, ranges checked. */
     protected abstract int engineSeal(byte[] nonce, byte[] aad, Object in, int inOffset, int length,
             Object out, int outOffset);
 
-    /** Opens; on a bad tag throws and leaves no plaintext in {@code out}. */
+    /**
+     * Opens; on a bad tag throws AEADBadTagException. Whatever it throws, the caller then zeroes
+     * the {@code length - 16} bytes of {@code out}.
+     */
     protected abstract int engineOpen(byte[] nonce, byte[] aad, Object in, int inOffset, int length,
             Object out, int outOffset) throws AEADBadTagException;
 
+    /** Releases the context; called once, never while another method of this object runs. */
     protected abstract void engineClose();
 
     @Override
     public String toString() {
-        return name + (closed ? " (closed)" : "");
+        return name + (calls.isClosed() ? " (closed)" : "");
     }
 }

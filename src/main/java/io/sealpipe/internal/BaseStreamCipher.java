@@ -7,41 +7,60 @@ import java.util.Arrays;
 
 /**
  * Argument checking and buffer handling shared by every engine's CTR/CFB cipher; subclasses
- * implement the transformation on a byte[] or direct ByteBuffer ({@link Buffers}).
+ * implement the transformation on a byte[] or direct ByteBuffer ({@link Buffers}). Calls are
+ * counted ({@link InFlightCalls}) so that {@code close()} from another thread defers releasing
+ * the engine until no call runs on it.
  */
 public abstract class BaseStreamCipher implements StreamCipher {
     private static final int SCRATCH_SIZE = 16 * 1024;
 
     private final String name;
-    private boolean closed;
+    private final InFlightCalls calls;
     private byte[] scratch;
 
     protected BaseStreamCipher(String name) {
         this.name = name;
+        this.calls = new InFlightCalls(name, this::release);
     }
 
     @Override
     public final void reset(byte[] iv) {
-        checkOpen();
-        Checks.length("iv", iv, 16);
-        engineReset(iv);
+        calls.enter();
+        try {
+            Checks.length("iv", iv, 16);
+            engineReset(iv);
+        } finally {
+            calls.leave();
+        }
     }
 
     @Override
     public final int update(byte[] in, int inOffset, int length, byte[] out, int outOffset) {
-        checkOpen();
-        Checks.range("input", in, inOffset, length);
-        Checks.range("output", out, outOffset, length);
-        Checks.noPartialOverlap(in, inOffset, out, outOffset, length);
-        if (length > 0) {
-            engineUpdate(in, inOffset, out, outOffset, length);
+        calls.enter();
+        try {
+            Checks.range("input", in, inOffset, length);
+            Checks.range("output", out, outOffset, length);
+            Checks.noPartialOverlap(in, inOffset, out, outOffset, length);
+            if (length > 0) {
+                engineUpdate(in, inOffset, out, outOffset, length);
+            }
+            return length;
+        } finally {
+            calls.leave();
         }
-        return length;
     }
 
     @Override
     public final int update(ByteBuffer in, ByteBuffer out) {
-        checkOpen();
+        calls.enter();
+        try {
+            return updateBuffers(in, out);
+        } finally {
+            calls.leave();
+        }
+    }
+
+    private int updateBuffers(ByteBuffer in, ByteBuffer out) {
         int length = in.remaining();
         if (out.isReadOnly()) {
             throw new ReadOnlyBufferException();
@@ -72,22 +91,18 @@ public abstract class BaseStreamCipher implements StreamCipher {
         return length;
     }
 
+    /** Idempotent; returns at once, and the engine is released when no call runs on it any more. */
     @Override
     public final void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
+        calls.close();
+    }
+
+    /** Runs once, when closed and no call is in flight. */
+    private void release() {
         if (scratch != null) {
             Arrays.fill(scratch, (byte) 0);
         }
         engineClose();
-    }
-
-    protected final void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException(name + " is closed");
-        }
     }
 
     /** Starts again at {@code iv} (16 bytes, checked). */
@@ -99,11 +114,11 @@ public abstract class BaseStreamCipher implements StreamCipher {
      */
     protected abstract void engineUpdate(Object in, int inOffset, Object out, int outOffset, int length);
 
-    /** Releases the context; called once. */
+    /** Releases the context; called once, never while another method of this object runs. */
     protected abstract void engineClose();
 
     @Override
     public String toString() {
-        return name + (closed ? " (closed)" : "");
+        return name + (calls.isClosed() ? " (closed)" : "");
     }
 }

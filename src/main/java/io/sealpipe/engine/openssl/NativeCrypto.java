@@ -8,7 +8,12 @@ import javax.crypto.AEADBadTagException;
  * The JNI bridge to libsealpipe.so: each method mirrors the libcrypto calls it wraps
  * (src/main/native). Handles are opaque {@code long}s owned by the wrapper objects in this
  * package; data arguments are a byte[] or a direct ByteBuffer with an absolute offset. Every
- * entry point validates its arguments again in C.
+ * entry point validates its arguments again in C, including what Java cannot see: read-only
+ * direct outputs and direct buffers that are views of the same memory.
+ *
+ * <p>A handle must be freed exactly once and never while a call runs on it; the owners
+ * guarantee both (the base classes count calls in flight, a Cleanable frees once). C cannot
+ * detect a freed handle without reading freed memory, so it does not try.
  */
 final class NativeCrypto {
     private NativeCrypto() {}
@@ -54,7 +59,7 @@ final class NativeCrypto {
     static native long cipherNew(int mode, byte[] key, byte[] iv, boolean encrypt)
             throws InvalidKeyException, InvalidAlgorithmParameterException;
 
-    /** EVP_CIPHER_CTX_free. */
+    /** EVP_CIPHER_CTX_free; once per handle, with no call running on it. */
     static native void cipherFree(long cipher);
 
     /** EVP_CipherInit_ex(ctx, NULL, NULL, NULL, iv, enc): new IV, same key schedule. */
@@ -72,7 +77,6 @@ final class NativeCrypto {
     static native int gcmOpen(long cipher, byte[] nonce, byte[] aad, Object in, int inOffset, int inLength,
             Object out, int outOffset) throws AEADBadTagException, InvalidAlgorithmParameterException;
 
-    /** HMAC_CTX_new + HMAC_Init_ex(key, EVP_sha256()). */
     /**
      * Seals {@code count} full chunks of c2sp.org/chunked-encryption (16384 bytes each, read
      * from {@code in}) as chunks {@code first}, {@code first + 1}, ... into {@code count} &times;
@@ -89,8 +93,10 @@ final class NativeCrypto {
     static native int gcmOpenChunks(long cipher, byte[] baseNonce, long first, Object in, int inOffset, int count,
             Object out, int outOffset);
 
+    /** HMAC_CTX_new + HMAC_Init_ex(key, EVP_sha256()). */
     static native long hmacNew(byte[] key) throws InvalidKeyException;
 
+    /** HMAC_CTX_free; once per handle, with no call running on it. */
     static native void hmacFree(long hmac);
 
     static native void hmacUpdate(long hmac, Object in, int offset, int len);
