@@ -42,8 +42,9 @@ import javax.security.auth.Destroyable;
  *
  * <p>An instance is thread-safe and, apart from that one-stream mark, immutable; each stream it
  * makes is not thread-safe (except positioned reads, see {@link CryptoInputStream}). It holds a
- * copy of the key until {@link #destroy()}; each stream takes its own copy when it is made and
- * zeroes it when it closes, so destroying the instance never breaks an open stream.
+ * copy of the key until {@link #destroy()}. Each stream takes what it needs when it is made (its
+ * cipher, and a copy of the key that it zeroes by the time it closes), so destroying the instance
+ * never breaks a stream already made.
  *
  * <pre>{@code
  * CtrStreams ctr = CtrStreams.builder().key(key).iv(iv).build();
