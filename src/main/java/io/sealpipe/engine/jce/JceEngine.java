@@ -39,15 +39,15 @@ import javax.crypto.spec.IvParameterSpec;
  *
  * <p>Keys: each cipher keeps one copy of its key in a key object of its own (not a
  * {@code SecretKeySpec}, which cannot be wiped), from which the provider takes a fresh copy at
- * every {@code Cipher.init}; {@code close()} zeroes it. The provider keeps its own copies: on
- * JDK 17 SunJCE's AES keeps the raw key and its encryption and decryption key schedules, a GCM
- * cipher also the raw key of its last encryption (with the GHASH subkey derived from the key),
- * and HMAC the key XORed with its pads, all until the {@code Cipher} or {@code Mac} is
- * re-initialised with another key or collected; the copies SunJCE takes from the key object at
+ * every {@code Cipher.init}; {@code close()} zeroes it. The provider keeps its own copies. SunJCE
+ * (as checked on JDK 17 and 25) keeps, until the {@code Cipher} or {@code Mac} is re-initialised
+ * with another key or collected: for AES the raw key and its encryption and decryption key
+ * schedules; for GCM also the raw key of its last encryption and the GHASH subkey derived from
+ * the key; for HMAC the key XORed with its pads. The copies it takes from the key object at
  * {@code init} it zeroes itself. So {@code close()} also re-initialises every {@code Cipher} and
- * {@code Mac} with an all-zero key, upon which SunJCE overwrites the saved key, the schedules and
- * the pads (the old GHASH subkey is dropped, not overwritten). Other providers may keep more, and
- * a cipher never closed keeps everything until it is collected.
+ * {@code Mac} with an all-zero key, upon which SunJCE overwrites the saved keys, the schedules
+ * and the pads (the old GHASH subkey is dropped, not overwritten). Other providers may keep
+ * more, and a cipher never closed keeps everything until it is collected.
  *
  * <p>Usually reached through {@link io.sealpipe.engine.Engines} ({@code sealpipe.jce.provider}
  * names the provider); {@link #withProvider(String)} makes one directly, without the report.
