@@ -42,12 +42,12 @@ import javax.crypto.spec.IvParameterSpec;
  * every {@code Cipher.init}; {@code close()} zeroes it. The provider keeps its own copies. SunJCE
  * (as checked on JDK 17 and 25) keeps, until the {@code Cipher} or {@code Mac} is re-initialised
  * with another key or collected: for AES the raw key and its encryption and decryption key
- * schedules; for GCM also the raw key of its last encryption and the GHASH subkey derived from
- * the key; for HMAC the key XORed with its pads. The copies it takes from the key object at
- * {@code init} it zeroes itself. So {@code close()} also re-initialises every {@code Cipher} and
- * {@code Mac} with an all-zero key, upon which SunJCE overwrites the saved keys, the schedules
- * and the pads (the old GHASH subkey is dropped, not overwritten). Other providers may keep
- * more, and a cipher never closed keeps everything until it is collected.
+ * schedules; for GCM also the raw key of its last encryption; for HMAC the key XORed with its
+ * pads. The copies it takes from the key object at {@code init} it zeroes itself, while GCM's
+ * GHASH subkey (derived from the key, not the key) is dropped after each message without being
+ * overwritten. So {@code close()} also re-initialises every {@code Cipher} and {@code Mac} with
+ * an all-zero key, upon which SunJCE overwrites the saved keys, the schedules and the pads. Other
+ * providers may keep more, and a cipher never closed keeps everything until it is collected.
  *
  * <p>Usually reached through {@link io.sealpipe.engine.Engines} ({@code sealpipe.jce.provider}
  * names the provider); {@link #withProvider(String)} makes one directly, without the report.
