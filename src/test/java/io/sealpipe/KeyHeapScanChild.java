@@ -22,7 +22,7 @@ import java.util.Random;
  * application does (GCM and CTR streams built from key bytes, every kind of stream, then
  * everything closed and destroyed; AES-CFB and HMAC straight from the engine), wipes its own key
  * arrays, and writes a heap dump of all objects, collected or not, to {@code args[0]}. It prints
- * the ids of the engines it ran. It also drops, unwiped, a canary key that the test must find.
+ * {@code engines: } and the ids of the engines it ran. It also drops, unwiped, a canary key that the test must find.
  * Run it with Epsilon GC, which never collects, so that the dump
  * holds every array that was ever allocated: a key copy dropped without being wiped is found
  * whatever the timing.
@@ -53,7 +53,7 @@ public final class KeyHeapScanChild {
         }
         dropWithoutWiping(key("canary", EngineKind.JCE, 32)); // the test must find this one
         ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class).dumpHeap(args[0], false);
-        System.out.println(String.join(",", ran));
+        System.out.println("engines: " + String.join(",", ran));
     }
 
     private static void run(EngineKind kind, CryptoEngine engine) throws IOException, GeneralSecurityException {

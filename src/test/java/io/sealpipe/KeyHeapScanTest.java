@@ -38,8 +38,9 @@ class KeyHeapScanTest {
         String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(child.waitFor(5, TimeUnit.MINUTES), "the child JVM did not exit");
         assertEquals(0, child.exitValue(), output);
-        String[] lines = output.strip().split("\n");
-        String ran = lines[lines.length - 1];
+        String ran = output.lines().filter(line -> line.startsWith("engines: ")).findFirst()
+                .orElseThrow(() -> new AssertionError("the child did not say which engines it ran: " + output))
+                .substring("engines: ".length());
         assertTrue(ran.contains(EngineKind.JCE.id()), "the child ran at least JCE: " + output);
 
         Map<String, byte[]> secrets = new LinkedHashMap<>();
