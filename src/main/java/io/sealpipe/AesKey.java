@@ -5,8 +5,10 @@ import javax.security.auth.Destroyable;
 
 /**
  * An AES key of 16, 24 or 32 bytes. The bytes are copied in, never printed, and zeroed by
- * {@link #destroy()}; objects built from the key (streams, ciphers) keep their own copies,
- * which they zero when they close.
+ * {@link #destroy()}. Objects built from the key keep their own copies: {@link GcmStreams} and
+ * {@link CtrStreams} until their own {@code destroy()}, the streams they make until they close
+ * (a decrypting GCM stream only until it has checked the message header); what an engine keeps
+ * is described by the engine (for JCE, see {@link io.sealpipe.engine.jce.JceEngine}).
  *
  * <pre>{@code
  * AesKey key = AesKey.copyOf(bytes);

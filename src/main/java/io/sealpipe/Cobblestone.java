@@ -1,12 +1,9 @@
 package io.sealpipe;
 
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import java.security.InvalidKeyException;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The layout and key schedule of c2sp.org/chunked-encryption with SHA-512 and AES-GCM
@@ -32,6 +29,9 @@ final class Cobblestone {
     static final int NONCE_LENGTH = 12;
     /** Chunk indices must stay below 2^38 (the spec's limit: 4 PiB - 1 byte of plaintext). */
     static final long MAX_CHUNKS = 1L << 38;
+
+    /** SHA-512's block: HMAC pads the key to this length (RFC 2104, B = 128). */
+    private static final int HMAC_BLOCK = 128;
 
     private static final byte[] INFO_PREFIX = "c2sp.org/chunked-encryption@v1+".getBytes(StandardCharsets.US_ASCII);
 
@@ -100,33 +100,74 @@ final class Cobblestone {
         }
     }
 
-    /** HKDF-Expand (RFC 5869, section 2.3) with HMAC-SHA-512. */
+    /**
+     * HKDF-Expand (RFC 5869, section 2.3) with HMAC-SHA-512.
+     *
+     * <p>HMAC is computed here on {@link MessageDigest} (RFC 2104) rather than with
+     * {@code javax.crypto.Mac}, so that every copy of {@code prk} it makes is one we can wipe:
+     * a {@code Mac} needs a {@code SecretKeySpec}, which clones the key and cannot be wiped, and
+     * SunJCE's HMAC keeps the key XORed with its pads until the {@code Mac} is collected. Here the
+     * padded key lives in two local arrays zeroed before returning, and {@code digest()} resets
+     * the digest's own state (the SUN provider zeroes its buffer and message schedule).
+     */
     static byte[] hkdfExpandSha512(byte[] prk, byte[] info, int length) {
         if (length < 0 || length > 255 * 64) {
             throw new IllegalArgumentException("HKDF-Expand-SHA-512 output must be 0.." + 255 * 64 + " bytes, not " + length);
         }
+        if (prk.length == 0) {
+            throw new IllegalArgumentException("HKDF key must not be empty");
+        }
+        MessageDigest sha512 = sha512();
+        byte[] innerPad = new byte[HMAC_BLOCK];
+        byte[] outerPad = new byte[HMAC_BLOCK];
         byte[] okm = new byte[length];
         byte[] t = new byte[0];
         try {
-            Mac mac = Mac.getInstance("HmacSHA512");
-            mac.init(new SecretKeySpec(prk, "HmacSHA512"));
+            hmacPads(sha512, prk, innerPad, outerPad);
             for (int i = 1, done = 0; done < length; i++) {
-                mac.update(t);
-                mac.update(info);
-                mac.update((byte) i);
+                sha512.update(innerPad);
+                sha512.update(t);
+                sha512.update(info);
+                sha512.update((byte) i);
+                byte[] inner = sha512.digest();
+                sha512.update(outerPad);
+                sha512.update(inner);
+                Arrays.fill(inner, (byte) 0);
                 Arrays.fill(t, (byte) 0);
-                t = mac.doFinal();
+                t = sha512.digest();
                 int n = Math.min(t.length, length - done);
                 System.arraycopy(t, 0, okm, done, n);
                 done += n;
             }
             return okm;
-        } catch (InvalidKeyException e) {
-            throw new IllegalArgumentException("HKDF key rejected: " + e.getMessage(), e);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA512 is not available in this JDK", e);
         } finally {
+            Arrays.fill(innerPad, (byte) 0);
+            Arrays.fill(outerPad, (byte) 0);
             Arrays.fill(t, (byte) 0);
+        }
+    }
+
+    /** key XOR ipad and key XOR opad; a key longer than a block is hashed first (RFC 2104). */
+    private static void hmacPads(MessageDigest sha512, byte[] key, byte[] innerPad, byte[] outerPad) {
+        byte[] k = key.length > HMAC_BLOCK ? sha512.digest(key) : key;
+        try {
+            for (int i = 0; i < HMAC_BLOCK; i++) {
+                byte b = i < k.length ? k[i] : 0;
+                innerPad[i] = (byte) (b ^ 0x36);
+                outerPad[i] = (byte) (b ^ 0x5c);
+            }
+        } finally {
+            if (k != key) {
+                Arrays.fill(k, (byte) 0);
+            }
+        }
+    }
+
+    private static MessageDigest sha512() {
+        try {
+            return MessageDigest.getInstance("SHA-512");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-512 is not available in this JDK", e);
         }
     }
 

@@ -42,7 +42,9 @@ import javax.security.auth.Destroyable;
  *
  * <p>An instance is thread-safe and, apart from that one-stream mark, immutable; each stream it
  * makes is not thread-safe (except positioned reads, see {@link CryptoInputStream}). It holds a
- * copy of the key until {@link #destroy()}.
+ * copy of the key until {@link #destroy()}. Each stream takes what it needs when it is made (its
+ * cipher, and a copy of the key that it zeroes by the time it closes), so destroying the instance
+ * never breaks a stream already made.
  *
  * <pre>{@code
  * CtrStreams ctr = CtrStreams.builder().key(key).iv(iv).build();
@@ -75,7 +77,6 @@ public final class CtrStreams implements Destroyable {
     private final Executor executor;
 
     private CtrStreams(Builder b) {
-        this.key = AesKey.copyOf(b.key.bytes());
         this.iv = b.iv.clone();
         this.engine = b.engine != null ? b.engine : Engines.auto();
         this.bufferSize = b.bufferSize;
@@ -83,6 +84,7 @@ public final class CtrStreams implements Destroyable {
         this.closeUnderlying = b.closeUnderlying;
         this.parallelism = b.parallelism;
         this.executor = b.executor != null ? b.executor : Workers.shared();
+        this.key = b.keyForInstance(); // last: nothing after it can fail and strand the key
     }
 
     /**
@@ -348,6 +350,7 @@ public final class CtrStreams implements Destroyable {
     /** Collects and validates the parameters; {@link #build()} checks everything once. */
     public static final class Builder {
         private AesKey key;
+        private boolean ownsKey; // key(byte[]) made the key: build() hands it over instead of copying it
         private byte[] iv;
         private CryptoEngine engine;
         private int bufferSize = DEFAULT_BUFFER_SIZE;
@@ -359,19 +362,24 @@ public final class CtrStreams implements Destroyable {
         private Builder() {}
 
         /**
-         * The key; the built object keeps its own copy, so {@code key} may be destroyed after
-         * {@link #build()}.
+         * The key. The builder keeps a reference; each {@link #build()} copies it, so {@code key}
+         * may be destroyed after building (destroying it before makes {@code build()} throw).
          *
          * @param key 16, 24 or 32 bytes (AES-128, -192 or -256)
          * @return this builder
          */
         public Builder key(AesKey key) {
             this.key = key;
+            this.ownsKey = false;
             return this;
         }
 
         /**
-         * The key bytes, copied; the caller may wipe its array afterwards.
+         * The key bytes, copied once; the caller may wipe its array afterwards. The builder's
+         * copy becomes the key of the first instance {@link #build()} makes, with no copy left
+         * behind, and is zeroed by that instance's {@link CtrStreams#destroy()}. Later
+         * {@code build()} calls copy it from there, so they throw once that instance was
+         * destroyed: give the key again to build more.
          *
          * @param key 16, 24 or 32 bytes (AES-128, -192 or -256)
          * @return this builder
@@ -379,6 +387,7 @@ public final class CtrStreams implements Destroyable {
          */
         public Builder key(byte[] key) {
             this.key = AesKey.copyOf(key);
+            this.ownsKey = true;
             return this;
         }
 
@@ -515,10 +524,26 @@ public final class CtrStreams implements Destroyable {
             if (iv == null) {
                 throw new IllegalStateException("an IV is required: call iv(...)");
             }
+            if (key.isDestroyed()) {
+                throw new IllegalStateException("the key has been destroyed (a key given as bytes belongs to the first"
+                        + " instance built, and is destroyed with it): call key(...) again");
+            }
             if (parallelism == 0) {
                 parallelism = Parallelism.defaultParallelism();
             }
             return new CtrStreams(this);
+        }
+
+        /**
+         * The instance's own key: the builder's copy from {@link #key(byte[])} itself, the first
+         * time (later builds copy it from that instance), else a copy of the caller's key.
+         */
+        private AesKey keyForInstance() {
+            if (ownsKey) {
+                ownsKey = false;
+                return key;
+            }
+            return AesKey.copyOf(key.bytes());
         }
     }
 

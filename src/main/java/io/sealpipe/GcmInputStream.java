@@ -50,6 +50,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     private ByteBuffer dstView;            // the caller's array for that call
     private byte[] dstViewArray;
     private final GcmStreams params;
+    private final AesKey inputKey; // own copy (GcmStreams.destroy() must not break us); zeroed after the header
     /**
      * Ciphertext read ahead. One byte beyond whole chunks: a full chunk can be opened only once
      * a byte after it shows it is not the final one, and with that byte in the buffer a full
@@ -79,6 +80,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         this.memory = null;
         this.sealed = new byte[CHUNKS_PER_READ * SEALED_CHUNK_SIZE + 1];
         this.params = params;
+        this.inputKey = params.keyCopy();
     }
 
     /** Over a message held in memory: chunks are opened straight from it, with no copy. */
@@ -90,6 +92,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         this.sealedLimit = memory.limit();
         this.sourceEnded = true;
         this.params = params;
+        this.inputKey = params.keyCopy();
     }
 
     /**
@@ -343,7 +346,12 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         } else {
             System.arraycopy(sealed, sealedPos, header, 0, HEADER_LENGTH);
         }
-        Cobblestone.MessageKeys keys = params.derive(Arrays.copyOf(header, SALT_LENGTH));
+        Cobblestone.MessageKeys keys;
+        try {
+            keys = params.derive(inputKey, Arrays.copyOf(header, SALT_LENGTH));
+        } finally {
+            inputKey.destroy(); // from here on the message key is all this stream needs
+        }
         try {
             if (!keys.commitmentMatches(header, SALT_LENGTH)) {
                 throw state.fail(new StreamAuthenticationException("the key commitment does not match: wrong key or context,"
@@ -412,6 +420,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         if (messageKey != null) {
             Arrays.fill(messageKey, (byte) 0);
         }
+        inputKey.destroy(); // still held if no read got to the header
         Arrays.fill(plain, (byte) 0);
         Arrays.fill(sealed, (byte) 0);
         if (baseNonce != null) {

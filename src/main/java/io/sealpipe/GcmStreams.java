@@ -41,7 +41,10 @@ import javax.security.auth.Destroyable;
  *
  * <p>An instance is immutable and thread-safe and holds a copy of the key until
  * {@link #destroy()}; each stream it makes is for one thread at a time, except the positioned
- * reads of {@link GcmSeekableChannel}.
+ * reads of {@link GcmSeekableChannel}. A stream keeps what it needs from the moment it is made,
+ * so destroying the instance never breaks an open stream: an encrypting stream and a channel keep
+ * the message key in their cipher; a decrypting stream keeps a copy of the input key until its
+ * first read has checked the header (or until it is closed), then only the message key.
  *
  * <pre>{@code
  * GcmStreams gcm = GcmStreams.builder().key(key32).context(blockId).build();
@@ -68,13 +71,13 @@ public final class GcmStreams implements Destroyable {
     private final Consumer<byte[]> saltSource;
 
     private GcmStreams(Builder b) {
-        this.key = AesKey.copyOf(b.key.bytes());
         this.context = b.context.clone();
         this.engine = b.engine != null ? b.engine : Engines.auto();
         this.closeUnderlying = b.closeUnderlying;
         this.parallelism = b.parallelism;
         this.executor = b.executor != null ? b.executor : Workers.shared();
         this.saltSource = b.saltSource;
+        this.key = b.keyForInstance(); // last: nothing after it can fail and strand the key
     }
 
     /**
@@ -94,6 +97,7 @@ public final class GcmStreams implements Destroyable {
      *
      * @param out receives the ciphertext, from the header on
      * @return the encrypting stream, for one thread at a time
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
      */
     public GcmOutputStream encrypt(OutputStream out) {
         Objects.requireNonNull(out, "out");
@@ -106,6 +110,7 @@ public final class GcmStreams implements Destroyable {
      *
      * @param out receives the ciphertext, from the header on
      * @return the encrypting stream, for one thread at a time
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
      */
     public GcmOutputStream encrypt(WritableByteChannel out) {
         Objects.requireNonNull(out, "out");
@@ -118,6 +123,7 @@ public final class GcmStreams implements Destroyable {
      *
      * @param in the ciphertext, one whole message to its end
      * @return the decrypting stream, for one thread at a time
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
      */
     public GcmInputStream decrypt(InputStream in) {
         Objects.requireNonNull(in, "in");
@@ -130,6 +136,7 @@ public final class GcmStreams implements Destroyable {
      *
      * @param in the ciphertext, one whole message to its end
      * @return the decrypting stream (also a channel), for one thread at a time
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
      */
     public GcmInputStream decrypt(ReadableByteChannel in) {
         Objects.requireNonNull(in, "in");
@@ -153,6 +160,7 @@ public final class GcmStreams implements Destroyable {
      *
      * @param in one whole message, heap or direct
      * @return the decrypting stream, for one thread at a time
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
      */
     public GcmInputStream decrypt(ByteBuffer in) {
         Objects.requireNonNull(in, "in");
@@ -171,6 +179,7 @@ public final class GcmStreams implements Destroyable {
      *     not match (wrong key or context, or a modified header)
      * @throws IOException if reading the channel fails (with {@code closeUnderlying}, the default,
      *     {@code in} is closed when this throws)
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
      */
     public GcmSeekableChannel open(SeekableByteChannel in) throws IOException {
         Objects.requireNonNull(in, "in");
@@ -250,7 +259,22 @@ public final class GcmStreams implements Destroyable {
 
     /** The per-message key, base nonce and commitment for {@code salt}. */
     Cobblestone.MessageKeys derive(byte[] salt) {
-        return Cobblestone.derive(key.bytes(), salt, context);
+        return derive(key, salt);
+    }
+
+    /** The same with {@code inputKey}: a stream's own copy of this instance's key. */
+    Cobblestone.MessageKeys derive(AesKey inputKey, byte[] salt) {
+        return Cobblestone.derive(inputKey.bytes(), salt, context);
+    }
+
+    /**
+     * A copy of the key for a stream that derives its message key later, and destroys the copy
+     * then (or when it closes).
+     *
+     * @throws IllegalStateException if this instance was destroyed
+     */
+    AesKey keyCopy() {
+        return AesKey.copyOf(key.bytes());
     }
 
     /** A GCM cipher keyed with a message key. */
@@ -264,8 +288,9 @@ public final class GcmStreams implements Destroyable {
     }
 
     /**
-     * Zeroes this object's copy of the key; streams already open keep working, but new ones fail
-     * with {@code IllegalStateException} (a decrypting stream at its first read).
+     * Zeroes this object's copy of the key. Streams and channels already made keep working (each
+     * holds its own copy of what it needs, see the class comment); making new ones throws
+     * {@code IllegalStateException}.
      */
     @Override
     public void destroy() {
@@ -286,6 +311,7 @@ public final class GcmStreams implements Destroyable {
     /** Collects and validates the parameters; {@link #build()} checks everything once. */
     public static final class Builder {
         private AesKey key;
+        private boolean ownsKey; // key(byte[]) made the key: build() hands it over instead of copying it
         private byte[] context = new byte[0];
         private CryptoEngine engine;
         private boolean closeUnderlying = true;
@@ -296,19 +322,25 @@ public final class GcmStreams implements Destroyable {
         private Builder() {}
 
         /**
-         * The input key: 32 bytes (Cobblestone-256) or 16 bytes (Cobblestone-128); the built
-         * object keeps its own copy, so {@code key} may be destroyed after {@link #build()}.
+         * The input key: 32 bytes (Cobblestone-256) or 16 bytes (Cobblestone-128). The builder
+         * keeps a reference; each {@link #build()} copies it, so {@code key} may be destroyed
+         * after building (destroying it before makes {@code build()} throw).
          *
          * @param key the input key, checked by {@link #build()}
          * @return this builder
          */
         public Builder key(AesKey key) {
             this.key = key;
+            this.ownsKey = false;
             return this;
         }
 
         /**
-         * The input key bytes, copied; the caller may wipe its array afterwards.
+         * The input key bytes, copied once; the caller may wipe its array afterwards. The
+         * builder's copy becomes the key of the first instance {@link #build()} makes, with no
+         * copy left behind, and is zeroed by that instance's {@link GcmStreams#destroy()}. Later
+         * {@code build()} calls copy it from there, so they throw once that instance was
+         * destroyed: give the key again to build more.
          *
          * @param key 32 bytes (Cobblestone-256) or 16 bytes (Cobblestone-128)
          * @return this builder
@@ -320,6 +352,7 @@ public final class GcmStreams implements Destroyable {
                 throw new IllegalArgumentException("key must be 16 or 32 bytes, not " + key.length);
             }
             this.key = AesKey.copyOf(key);
+            this.ownsKey = true;
             return this;
         }
 
@@ -431,7 +464,8 @@ public final class GcmStreams implements Destroyable {
                 throw new IllegalStateException("key is required (32 bytes for Cobblestone-256, 16 for Cobblestone-128)");
             }
             if (key.isDestroyed()) {
-                throw new IllegalStateException("key has been destroyed");
+                throw new IllegalStateException("key has been destroyed (a key given as bytes belongs to the first"
+                        + " instance built, and is destroyed with it): give key(...) again");
             }
             if (key.length() != 16 && key.length() != 32) {
                 throw new IllegalArgumentException("key must be 16 or 32 bytes, not " + key.length());
@@ -440,6 +474,18 @@ public final class GcmStreams implements Destroyable {
                 parallelism = Parallelism.defaultParallelism();
             }
             return new GcmStreams(this);
+        }
+
+        /**
+         * The instance's own key: the builder's copy from {@link #key(byte[])} itself, the first
+         * time (later builds copy it from that instance), else a copy of the caller's key.
+         */
+        private AesKey keyForInstance() {
+            if (ownsKey) {
+                ownsKey = false;
+                return key;
+            }
+            return AesKey.copyOf(key.bytes());
         }
     }
 }

@@ -16,15 +16,16 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.Provider;
 import java.security.Security;
+import java.security.spec.AlgorithmParameterSpec;
 import java.util.Arrays;
 import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
 import javax.crypto.Mac;
 import javax.crypto.NoSuchPaddingException;
+import javax.crypto.SecretKey;
 import javax.crypto.ShortBufferException;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.IvParameterSpec;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The engine on {@code javax.crypto}, with a chosen provider or the JDK's default.
@@ -36,8 +37,17 @@ import javax.crypto.spec.SecretKeySpec;
  * first ten seconds or more). Slicing makes the callers hot at once, so a 1 MiB call is as fast
  * per byte as a 16 KiB one (docs/PERFORMANCE.md).
  *
- * <p>JCE providers keep their own copy of the key (SunJCE's cannot be wiped); this engine keeps
- * none beyond what the provider holds.
+ * <p>Keys: each cipher keeps one copy of its key in a key object of its own (not a
+ * {@code SecretKeySpec}, which cannot be wiped), from which the provider takes a fresh copy at
+ * every {@code Cipher.init}; {@code close()} zeroes it. The provider keeps its own copies. SunJCE
+ * (as checked on JDK 17 and 25) keeps, until the {@code Cipher} or {@code Mac} is re-initialised
+ * with another key or collected: for AES the raw key and its encryption and decryption key
+ * schedules; for GCM also the raw key of its last encryption; for HMAC the key XORed with its
+ * pads. The copies it takes from the key object at {@code init} it zeroes itself, while GCM's
+ * GHASH subkey (derived from the key, not the key) is dropped after each message without being
+ * overwritten. So {@code close()} also re-initialises every {@code Cipher} and {@code Mac} with
+ * an all-zero key, upon which SunJCE overwrites the saved keys, the schedules and the pads. Other
+ * providers may keep more, and a cipher never closed keeps everything until it is collected.
  *
  * <p>Usually reached through {@link io.sealpipe.engine.Engines} ({@code sealpipe.jce.provider}
  * names the provider); {@link #withProvider(String)} makes one directly, without the report.
@@ -144,13 +154,88 @@ public final class JceEngine implements CryptoEngine {
     public Hmac newHmacSha256(byte[] key) throws GeneralSecurityException {
         Checks.hmacKey(key);
         Mac mac = mac();
-        mac.init(new SecretKeySpec(key, HMAC));
+        OwnKey own = new OwnKey(key, HMAC);
+        try {
+            mac.init(own); // the Mac keeps what it needs (the padded key), so ours can go at once
+        } finally {
+            own.destroy();
+        }
         return new JceHmac(mac);
     }
 
     @Override
     public String toString() {
         return kind().id();
+    }
+
+    private static final OwnKey ZERO_AES_KEY = new OwnKey(new byte[16], "AES");
+    private static final OwnKey ZERO_HMAC_KEY = new OwnKey(new byte[32], HMAC);
+    private static final IvParameterSpec ZERO_COUNTER = new IvParameterSpec(new byte[16]);
+    private static final GCMParameterSpec ZERO_NONCE =
+            new GCMParameterSpec(AeadCipher.TAG_LENGTH * 8, new byte[AeadCipher.NONCE_LENGTH]);
+
+    /**
+     * Re-initialises {@code c} to encrypt with an all-zero key, so that the provider lets go of
+     * the real one (see the class comment for what SunJCE then overwrites). Best effort: a
+     * provider that refuses (for example GCM, if its last encryption used this very key and
+     * nonce, then there is nothing secret to drop) keeps what it has, and close() still succeeds.
+     */
+    private static void retire(Cipher c, AlgorithmParameterSpec params) {
+        try {
+            c.init(Cipher.ENCRYPT_MODE, ZERO_AES_KEY, params);
+        } catch (GeneralSecurityException | RuntimeException e) {
+            // Nothing better to do: the Cipher is dropped with the closed object either way.
+        }
+    }
+
+    /**
+     * A raw key that we can zero, unlike {@code SecretKeySpec}. Providers get a fresh copy from
+     * {@link #getEncoded()} at each {@code init}; SunJCE zeroes that copy once it has made its own.
+     */
+    private static final class OwnKey implements SecretKey {
+        private static final long serialVersionUID = 1L;
+        private final byte[] bytes;
+        private final String algorithm;
+        private volatile boolean destroyed;
+
+        OwnKey(byte[] bytes, String algorithm) {
+            this.bytes = bytes.clone();
+            this.algorithm = algorithm;
+        }
+
+        @Override
+        public String getAlgorithm() {
+            return algorithm;
+        }
+
+        @Override
+        public String getFormat() {
+            return "RAW";
+        }
+
+        @Override
+        public byte[] getEncoded() {
+            if (destroyed) {
+                throw new IllegalStateException(algorithm + " key has been destroyed");
+            }
+            return bytes.clone();
+        }
+
+        @Override
+        public void destroy() {
+            Arrays.fill(bytes, (byte) 0);
+            destroyed = true;
+        }
+
+        @Override
+        public boolean isDestroyed() {
+            return destroyed;
+        }
+
+        @Override
+        public String toString() {
+            return algorithm + " key (" + bytes.length + " bytes" + (destroyed ? ", destroyed" : "") + ")";
+        }
     }
 
     /** A byte[] or direct ByteBuffer range as a ByteBuffer view. */
@@ -162,7 +247,7 @@ public final class JceEngine implements CryptoEngine {
 
     private static final class JceStreamCipher extends BaseStreamCipher {
         private final Cipher cipher;
-        private final SecretKeySpec key;
+        private final OwnKey key; // for engineReset
         private final int mode;
         private byte[] inScratch;  // plaintext or ciphertext slices; zeroed on close
         private byte[] outScratch;
@@ -172,7 +257,7 @@ public final class JceEngine implements CryptoEngine {
             super("AES-" + Checks.aesKey(key) * 8 + "-" + algorithm + " (jce)");
             Checks.length("iv", iv, 16);
             this.cipher = cipher;
-            this.key = new SecretKeySpec(key, "AES");
+            this.key = new OwnKey(key, "AES");
             this.mode = encrypt ? Cipher.ENCRYPT_MODE : Cipher.DECRYPT_MODE;
             cipher.init(mode, this.key, new IvParameterSpec(iv));
         }
@@ -230,7 +315,8 @@ public final class JceEngine implements CryptoEngine {
 
         @Override
         protected void engineClose() {
-            // SunJCE keeps its key schedule until the Cipher is collected; wipe what we hold.
+            key.destroy();
+            retire(cipher, ZERO_COUNTER);
             for (byte[] b : new byte[][] {inScratch, outScratch}) {
                 if (b != null) {
                     Arrays.fill(b, (byte) 0);
@@ -248,7 +334,7 @@ public final class JceEngine implements CryptoEngine {
     private static final class JceCfb128 extends BaseStreamCipher {
         private final Cipher cfb;
         private final Cipher ecb;
-        private final SecretKeySpec key;
+        private final OwnKey key; // for restarting cfb at each block
         private final int mode;
         private final byte[] register = new byte[16];   // the ciphertext block CFB encrypts next
         private final byte[] keystream = new byte[16];  // AES(register) while inside a block
@@ -261,7 +347,7 @@ public final class JceEngine implements CryptoEngine {
             Checks.length("iv", iv, 16);
             this.cfb = cfb;
             this.ecb = ecb;
-            this.key = new SecretKeySpec(key, "AES");
+            this.key = new OwnKey(key, "AES");
             this.mode = encrypt ? Cipher.ENCRYPT_MODE : Cipher.DECRYPT_MODE;
             ecb.init(Cipher.ENCRYPT_MODE, this.key);
             engineReset(iv);
@@ -354,6 +440,9 @@ public final class JceEngine implements CryptoEngine {
 
         @Override
         protected void engineClose() {
+            key.destroy();
+            retire(cfb, ZERO_COUNTER);
+            retire(ecb, null);
             Arrays.fill(keystream, (byte) 0);
             Arrays.fill(partial, (byte) 0);
             if (scratch != null) {
@@ -375,7 +464,7 @@ public final class JceEngine implements CryptoEngine {
         private final Cipher cipher;
         private final Cipher verifier;
         private final Cipher ctr;
-        private final SecretKeySpec key;
+        private final OwnKey key; // for the init of every message
         private final byte[] counterBlock = new byte[16];
         private final byte[] tag = new byte[TAG_LENGTH];
         private byte[] lastVerifierNonce;
@@ -386,7 +475,7 @@ public final class JceEngine implements CryptoEngine {
             this.cipher = cipher;
             this.verifier = verifier;
             this.ctr = ctr;
-            this.key = new SecretKeySpec(key, "AES");
+            this.key = new OwnKey(key, "AES");
         }
 
         private void start(Cipher c, int mode, byte[] nonce, byte[] aad) {
@@ -570,7 +659,14 @@ public final class JceEngine implements CryptoEngine {
 
         @Override
         protected void engineClose() {
-            // See JceStreamCipher.engineClose.
+            key.destroy();
+            // To encrypt: only an encryption makes GCM drop the key it kept from the last one.
+            retire(cipher, ZERO_NONCE);
+            retire(verifier, ZERO_NONCE);
+            retire(ctr, ZERO_COUNTER);
+            if (scratch != null) {
+                Arrays.fill(scratch.array(), (byte) 0);
+            }
         }
     }
 
@@ -602,7 +698,11 @@ public final class JceEngine implements CryptoEngine {
 
         @Override
         protected void engineClose() {
-            mac.reset();
+            try {
+                mac.init(ZERO_HMAC_KEY); // overwrites the padded key in place (SunJCE)
+            } catch (GeneralSecurityException | RuntimeException e) {
+                mac.reset(); // see retire(): a provider that refuses keeps its copy, and close() still succeeds
+            }
         }
     }
 }
