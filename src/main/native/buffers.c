@@ -4,12 +4,42 @@
  * call is allowed while an array is pinned.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sealpipe.h"
 
 static jclass byte_array_class = NULL;
 static jmethodID buffer_is_read_only = NULL;
+/*
+ * Whether this JVM hands out copies of arrays from GetPrimitiveArrayCritical. HotSpot under
+ * -Xcheck:jni does, without saying so through isCopy; other JVMs and collectors may, and say so.
+ */
+static int jvm_copies_arrays = 0;
+
+/* Two nested pins of one array give the same address only if the JVM really pins it. */
+static int detect_copying(JNIEnv *env) {
+    jbyteArray probe = (*env)->NewByteArray(env, 16);
+    if (probe == NULL) {
+        return 0;
+    }
+    jboolean first_is_copy = JNI_FALSE;
+    void *first = (*env)->GetPrimitiveArrayCritical(env, probe, &first_is_copy);
+    void *second = first == NULL ? NULL : (*env)->GetPrimitiveArrayCritical(env, probe, NULL);
+    if (second != NULL) {
+        (*env)->ReleasePrimitiveArrayCritical(env, probe, second, JNI_ABORT);
+    }
+    if (first != NULL) {
+        (*env)->ReleasePrimitiveArrayCritical(env, probe, first, JNI_ABORT);
+    }
+    (*env)->DeleteLocalRef(env, probe);
+    if (first == NULL || second == NULL) {
+        sp_throw(env, "java/lang/OutOfMemoryError", "pinning a byte[] failed");
+        return 0;
+    }
+    jvm_copies_arrays = first_is_copy || first != second;
+    return 1;
+}
 
 int sp_init_buffers(JNIEnv *env) {
     jclass local = (*env)->FindClass(env, "[B");
@@ -24,7 +54,7 @@ int sp_init_buffers(JNIEnv *env) {
     }
     buffer_is_read_only = (*env)->GetMethodID(env, buffer, "isReadOnly", "()Z");
     (*env)->DeleteLocalRef(env, buffer);
-    return byte_array_class != NULL && buffer_is_read_only != NULL;
+    return byte_array_class != NULL && buffer_is_read_only != NULL && detect_copying(env);
 }
 
 /* Validates obj[offset, offset + length); returns 0 with an exception pending when invalid. */
@@ -118,7 +148,7 @@ enum sp_overlap sp_buffers_overlap(JNIEnv *env, const struct sp_buffer *a,
 int sp_buffer_pin(JNIEnv *env, struct sp_buffer *b) {
     if (b->array != NULL) {
         /* On failure the caller unpins the others, then throws: no JNI call while pinned. */
-        b->base = (*env)->GetPrimitiveArrayCritical(env, b->array, NULL);
+        b->base = (*env)->GetPrimitiveArrayCritical(env, b->array, &b->is_copy);
         if (b->base == NULL) {
             return 0;
         }
@@ -132,6 +162,37 @@ void sp_buffer_unpin(JNIEnv *env, struct sp_buffer *b, jint mode) {
         (*env)->ReleasePrimitiveArrayCritical(env, b->array, b->base, mode);
         b->base = NULL;
     }
+}
+
+/*
+ * Unpins an output after the call wrote its range. A JVM may hand out a copy of an array instead
+ * of pinning it (see jvm_copies_arrays), and releasing a copy with mode 0 writes the whole array back, over the ranges other threads write
+ * at the same time: the parts of a parallel stream share one array. So from a copy only this
+ * call's range goes back. SetByteArrayRegion is a JNI call, so this must be the call's last
+ * unpin. Returns 0 with an OutOfMemoryError pending if the range could not be copied back.
+ */
+int sp_buffer_unpin_output(JNIEnv *env, struct sp_buffer *b) {
+    if (b->array == NULL || b->base == NULL) {
+        return 1;
+    }
+    if (!b->is_copy && !jvm_copies_arrays) {
+        sp_buffer_unpin(env, b, 0);
+        return 1;
+    }
+    size_t n = (size_t)b->length;
+    unsigned char *range = malloc(n > 0 ? n : 1);
+    if (range != NULL) {
+        memcpy(range, b->base + b->offset, n);
+    }
+    sp_buffer_unpin(env, b, JNI_ABORT);
+    if (range == NULL) {
+        sp_throw(env, "java/lang/OutOfMemoryError", "copying the output back from the JVM's copy failed");
+        return 0;
+    }
+    (*env)->SetByteArrayRegion(env, b->array, b->offset, b->length, (const jbyte *)range);
+    sp_cleanse(range, n);
+    free(range);
+    return 1;
 }
 
 void sp_cleanse(void *p, size_t n) {

@@ -126,10 +126,13 @@ static jint JNICALL gcmSealChunks(JNIEnv *env, jclass cls, jlong handle, jbyteAr
         status = seal_chunk(c->ctx, nonce, in.base + in_off + (size_t)i * SP_CHUNK_SIZE,
                             out.base + out_off + (size_t)i * SEALED_CHUNK);
     }
-    sp_buffer_unpin(env, &out, 0);
     sp_buffer_unpin(env, &in, JNI_ABORT);
+    int copied_back = sp_buffer_unpin_output(env, &out);
     sp_cleanse(base, sizeof(base));
     sp_cleanse(nonce, sizeof(nonce));
+    if (!copied_back) {
+        return -1;
+    }
     if (!pinned) {
         sp_throw(env, "java/lang/OutOfMemoryError", "pinning a byte[] failed");
         return -1;
@@ -168,10 +171,13 @@ static jint JNICALL gcmOpenChunks(JNIEnv *env, jclass cls, jlong handle, jbyteAr
             break;
         }
     }
-    sp_buffer_unpin(env, &out, 0);
     sp_buffer_unpin(env, &in, JNI_ABORT);
+    int copied_back = sp_buffer_unpin_output(env, &out);
     sp_cleanse(base, sizeof(base));
     sp_cleanse(nonce, sizeof(nonce));
+    if (!copied_back) {
+        return -1;
+    }
     if (!pinned) {
         sp_throw(env, "java/lang/OutOfMemoryError", "pinning a byte[] failed");
         return -1;

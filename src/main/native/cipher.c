@@ -173,7 +173,9 @@ static jint JNICALL cipherUpdate(JNIEnv *env, jclass cls, jlong handle, jobject 
                                                    in.base + in_off, len);
     /* Unpin before any throw: no JNI call is allowed while an array is pinned. */
     sp_buffer_unpin(env, &in, JNI_ABORT);
-    sp_buffer_unpin(env, &out, 0);
+    if (!sp_buffer_unpin_output(env, &out)) {
+        return -1;
+    }
     if (!pinned) {
         sp_throw(env, "java/lang/OutOfMemoryError", "pinning a byte[] failed");
         return -1;
@@ -275,9 +277,11 @@ unpin:
         /* Release nothing unauthenticated, whatever failed: wipe what may have been decrypted. */
         memset(out.base + out_off, 0, (size_t)data_len);
     }
-    sp_buffer_unpin(env, &out, 0);
     sp_buffer_unpin(env, &in, JNI_ABORT);
     sp_buffer_unpin(env, &aad, JNI_ABORT);
+    if (!sp_buffer_unpin_output(env, &out)) {
+        return -1;
+    }
     switch (status) {
     case PIN_FAILED:
         sp_throw(env, "java/lang/OutOfMemoryError", "pinning a byte[] failed");

@@ -93,6 +93,7 @@ struct sp_buffer {
     unsigned char *base;       /* start of the pinned array or of the direct buffer */
     jint offset;
     jint length;
+    jboolean is_copy;          /* the JVM handed out a copy of the array instead of pinning it */
 };
 int sp_buffer_check(JNIEnv *env, struct sp_buffer *b, jobject obj, jint offset, jint length,
                     const char *name);
@@ -105,6 +106,8 @@ enum sp_overlap sp_buffers_overlap(JNIEnv *env, const struct sp_buffer *a,
                                    const struct sp_buffer *b);
 int sp_buffer_pin(JNIEnv *env, struct sp_buffer *b);
 void sp_buffer_unpin(JNIEnv *env, struct sp_buffer *b, jint mode);
+/* Unpins an output, writing back only its range; last of a call's unpins. 0: exception pending. */
+int sp_buffer_unpin_output(JNIEnv *env, struct sp_buffer *b);
 int sp_key_copy(JNIEnv *env, jbyteArray key, unsigned char *out, int *out_length);
 void sp_cleanse(void *p, size_t n);
 
