@@ -28,7 +28,8 @@ import picocli.CommandLine.ParseResult;
  * Fuzzes the command line ({@link Main#run}) with argument arrays made of its own words (commands,
  * options, good and bad values, paths to prepared files) and arbitrary strings. Whatever the
  * arguments: {@code run} returns 0, 1 or 2 and never throws; a failure prints one
- * {@code sealpipe: } line, never a stack trace, an exception's class or a "null" message; a
+ * {@code sealpipe: } line, never a stack trace, a class name (a NullPointerException's text)
+ * or a "null" message; a
  * usage error (2) never repeats the key; and a failed run leaves no output file, not even a
  * temporary one.
  *
@@ -119,13 +120,18 @@ class CliArgsFuzzTest {
         }
         String errText = err.toString();
         check(code == 0 || code == 1 || code == 2, what + ": exit code " + code);
-        check(!errText.contains("\tat ") && !errText.contains("Exception") && !errText.contains("java.lang."),
-                what + ": a stack trace or an exception's name on standard error: " + errText);
+        // Paths are printed back (cannot read input PATH): only the rest is sealpipe's own words.
+        String own = errText;
+        for (String arg : args) {
+            own = arg.length() < 3 ? own : own.replace(arg, "<arg>");
+        }
+        check(!own.contains("\tat ") && !own.contains("Exception") && !own.contains("java."),
+                what + ": a stack trace, an exception's or a class's name on standard error: " + errText);
         if (code != 0) {
             List<String> lines = errText.lines().filter(l -> !l.startsWith("sealpipe: warning: ")).toList();
             check(lines.size() == 1 && lines.get(0).startsWith("sealpipe: ") && lines.get(0).length() > 15,
                     what + ": exit " + code + " without one sealpipe: line saying why: " + errText);
-            check(!lines.get(0).endsWith("null"), what + ": exit " + code + " with a null message: " + errText);
+            check(!own.contains(": null"), what + ": exit " + code + " with a null message: " + errText);
             try (Stream<Path> left = Files.list(outDir)) {
                 List<Path> files = left.toList();
                 check(files.isEmpty(), what + ": exit " + code + " left " + files);
