@@ -35,7 +35,8 @@ import picocli.CommandLine.ParseResult;
  *
  * <p>Skipped, as they would block, take long or write outside the test's folder: {@code encrypt}
  * and {@code decrypt} that parse and would read standard input or write standard output (the
- * test JVM's are Surefire's channel) or whose IN or OUT is not one of the prepared paths, and a
+ * test JVM's are Surefire's channel) or whose IN is not in the test's folder or OUT not in its
+ * output folder (or the folder itself, a directory), and a
  * {@code speed} run whose options pass its checks (it measures for a minute).
  *
  * <p>Input: the number of arguments (u8), then each: a word of {@link #words} (u8 below their
@@ -172,7 +173,7 @@ class CliArgsFuzzTest {
                 // a NUL is no file at all: it fails before anything is opened.
                 String inPath = sub.matchedPositionalValue(0, "-");
                 String outPath = sub.matchedPositionalValue(1, "-");
-                return inPath.equals("-") || outPath.equals("-") || !isSafe(inPath) || !isSafe(outPath);
+                return !isSafe(inPath, dir) || !(isSafe(outPath, outDir) || outPath.equals(dir.toString()));
             }
             case "speed" -> {
                 double seconds = sub.matchedOptionValue("--seconds", 0.25);
@@ -189,8 +190,10 @@ class CliArgsFuzzTest {
         }
     }
 
-    private static boolean isSafe(String path) {
-        return words.contains(path) || path.indexOf('\0') >= 0;
+    /** Whether {@code path} is in {@code folder}, or has a NUL. */
+    private static boolean isSafe(String path, Path folder) {
+        return path.indexOf('\0') >= 0 || !path.equals("-") && Path.of(path).toAbsolutePath().normalize().startsWith(folder)
+                && !Path.of(path).toAbsolutePath().normalize().equals(folder);
     }
 
     private static final Set<String> MEASURED_MODES = Set.of("gcm-stream", "ctr-stream", "gcm", "ctr", "cfb",
