@@ -560,7 +560,9 @@ class CtrCallPatternsTest {
             assertThrows(IOException.class, () -> out.write(new byte[2000]));
             assertThrows(IOException.class, () -> out.write(ByteBuffer.allocateDirect(10)));
             assertThrows(IOException.class, out::flush);
-            out.close(); // releases; the failure was already reported
+            IOException atClose = assertThrows(IOException.class, out::close, "close releases and says so again");
+            assertSame(first, atClose.getCause());
+            out.close(); // once closed, nothing more
             assertEquals(0, sink.writesAfterFailure, "nothing written after the failure");
             assertEquals(1, sink.closeCalls);
         }
@@ -580,7 +582,7 @@ class CtrCallPatternsTest {
         IOException e = assertThrows(IOException.class, () -> out.write(new byte[3000]));
         assertInstanceOf(IllegalStateException.class, e.getCause());
         assertThrows(IOException.class, () -> out.write(1));
-        out.close();
+        assertSame(e.getCause(), assertThrows(IOException.class, out::close).getCause());
     }
 
     /** Bad array ranges are rejected without poisoning the stream or losing bytes. */

@@ -5,6 +5,7 @@ import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineSettings;
 import io.sealpipe.engine.Engines;
 import java.io.IOException;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.HexFormat;
 import java.util.Locale;
@@ -116,8 +117,22 @@ final class CipherOptions {
      * the ciphertext, {@code decrypt x x} only the plaintext.
      */
     void checkInIsNotOut() {
+        checkPath("IN", in);
+        checkPath("OUT", out);
         if (Io.isSameFile(in, out)) {
-            throw bad("IN and OUT are the same file (" + out + "): write to another file, then rename it if you must");
+            throw bad("IN and OUT are the same file: write to another file, then rename it if you must");
+        }
+    }
+
+    /** A file name the system cannot take (a NUL character) is a usage error that does not repeat it. */
+    private void checkPath(String name, String path) {
+        if (Io.isStd(path)) {
+            return;
+        }
+        try {
+            Path.of(path);
+        } catch (InvalidPathException e) {
+            throw bad(name + " is not a usable file name: " + e.getReason());
         }
     }
 

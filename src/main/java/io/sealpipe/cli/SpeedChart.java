@@ -25,7 +25,11 @@ final class SpeedChart {
 
     /** Whether {@code path} names a format the chart can be written in. */
     static boolean supported(Path path) {
-        String name = path.getFileName().toString().toLowerCase(Locale.ROOT);
+        Path file = path.getFileName(); // null for a root such as "/"
+        if (file == null) {
+            return false;
+        }
+        String name = file.toString().toLowerCase(Locale.ROOT);
         return name.endsWith(".png") || name.endsWith(".svg");
     }
 

@@ -75,11 +75,11 @@ final class SpeedCommand implements Callable<Integer> {
         }
         List<Mode> modes = modes();
         if (chart != null && !SpeedChart.supported(chart)) {
-            throw bad("--chart " + chart + ": the file name must end in .png or .svg");
+            throw bad("--chart: the file name must end in .png or .svg");
         }
         if (chart != null && chart.toAbsolutePath().getParent() != null
                 && !Files.isDirectory(chart.toAbsolutePath().getParent())) {
-            throw bad("--chart " + chart + ": no such directory " + chart.toAbsolutePath().getParent());
+            throw bad("--chart: the folder it names does not exist");
         }
         EngineReport report = Engines.report();
         List<EngineKind> engines = engines(report);
