@@ -61,6 +61,10 @@ class UsageErrorTest {
                 new String[] {"encrypt", "--key-hex", "x" + KEY, in, out},               // not hex
                 new String[] {"encrypt", "--key-hex", KEY, "--context-hex", KEY + "zz", in, out},
                 new String[] {"encrypt", "--mode", "ctr", "--key-hex", KEY, "--iv-hex", KEY + "0", in, out},
+                new String[] {"decrypt", "--key-hex", KEY, in, out + "\u0000" + KEY}, // a file name the system refuses
+                new String[] {"speed", "--chart", "--key-hex=" + KEY},                 // a chart named like the key
+                new String[] {"speed", "--chart", "/nonexistent/" + KEY + ".png"},       // in a folder that does not exist
+                new String[] {"speed", "--chart", "/"},                                  // a root has no file name
                 new String[] {"speed", "--engine", KEY},
                 new String[] {"speed", "--mode", KEY}));
         for (String[] args : lines) {

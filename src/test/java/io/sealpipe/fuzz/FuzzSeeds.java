@@ -385,6 +385,10 @@ public final class FuzzSeeds {
         s.put("speed-unknown-mode", args(SPEED, MODE, "gcm,zstd"));
         s.put("speed-chart-txt", args(SPEED, MODE, CFB, CHART, TXT));
         s.put("nul-in-path", args(ENCRYPT, KEY_FILE, KEY_FILE_HEX, "a\u0000b", OUT));
+        // Found by fuzzing, fixed since: a root has no file name; --chart's errors repeated the value.
+        s.put("speed-chart-root", args(SPEED, CHART, "/"));
+        s.put("speed-chart-is-the-key", args(SPEED, MODE, CFB, CHART, KEY_HEX_EQ));
+        s.put("speed-chart-newline", args(SPEED, CHART, "x\n"));
         return s;
     }
 }
