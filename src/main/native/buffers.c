@@ -165,11 +165,12 @@ void sp_buffer_unpin(JNIEnv *env, struct sp_buffer *b, jint mode) {
 }
 
 /*
- * Unpins an output after the call wrote its range. A JVM may hand out a copy of an array instead
- * of pinning it (see jvm_copies_arrays), and releasing a copy with mode 0 writes the whole array back, over the ranges other threads write
- * at the same time: the parts of a parallel stream share one array. So from a copy only this
- * call's range goes back. SetByteArrayRegion is a JNI call, so this must be the call's last
- * unpin. Returns 0 with an OutOfMemoryError pending if the range could not be copied back.
+ * Unpins an output after the call wrote its range. A JVM may hand out a copy of an array
+ * instead of pinning it (see jvm_copies_arrays), and releasing a copy with mode 0 writes the
+ * whole array back, over the ranges other threads write at the same time: the parts of a
+ * parallel stream share one array. So from a copy only this call's range goes back.
+ * SetByteArrayRegion is a JNI call, so this must be the call's last unpin. Returns 0 with an
+ * OutOfMemoryError pending if the range could not be copied back.
  */
 int sp_buffer_unpin_output(JNIEnv *env, struct sp_buffer *b) {
     if (b->array == NULL || b->base == NULL) {

@@ -117,7 +117,10 @@ struct sp_cipher {
     int mode;
     EVP_CIPHER_CTX *ctx;
 };
-/* The cipher behind a handle, checked (not freed, of `mode` unless 0); NULL with an exception. */
+/*
+ * The cipher behind a handle, of `mode` unless 0; NULL with an exception for a null handle or
+ * one of another kind. A freed handle is not detected: the Java owners never pass one.
+ */
 struct sp_cipher *sp_cipher_from_handle(JNIEnv *env, jlong handle, int mode);
 /* Copies a byte[] of exactly `expected` bytes into out; NULL or another length throws. */
 int sp_copy_fixed(JNIEnv *env, jbyteArray array, unsigned char *out, jsize expected,

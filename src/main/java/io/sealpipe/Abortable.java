@@ -28,8 +28,8 @@ public interface Abortable extends Closeable {
      * buffers) and never ends the message: an encrypted message is left truncated and readers
      * reject it. Data still buffered is dropped. Layers over other sealpipe streams abandon those
      * too. Does nothing if the stream is already closed; a later {@code close()} does nothing.
-     * Never throws: a failure to close the wrapped stream is not reported, since the output is
-     * abandoned anyway.
+     * Throws no exception: a failure to close the wrapped stream is not reported, since the
+     * output is abandoned anyway.
      */
     void abort();
 }

@@ -70,7 +70,12 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         }
         this.sourceStart = start;
         this.key = params.keyCopy();
-        this.cipher = params.newCipher(key, position);
+        try {
+            this.cipher = params.newCipher(key, position);
+        } catch (RuntimeException | Error e) {
+            key.destroy(); // no stream: nothing will close it
+            throw e;
+        }
     }
 
     /**
@@ -397,7 +402,6 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         pos = limit = 0;
         closer.rethrow();
     }
-
 
     private void checkSeekable() {
         if (!source.seekable()) {

@@ -57,12 +57,14 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
         AesKey copy = params.keyCopy();
         try {
             this.cipher = params.newCipher(copy, position);
-        } finally {
-            if (params.parallelism() > 1) {
-                key = copy;
-            } else {
-                copy.destroy(); // the engine keeps its own copy in the cipher context
-            }
+        } catch (RuntimeException | Error e) {
+            copy.destroy(); // no stream: nothing will close it
+            throw e;
+        }
+        if (params.parallelism() > 1) {
+            key = copy; // for the workers' ciphers, made at the first large write
+        } else {
+            copy.destroy(); // the engine keeps its own copy in the cipher context
         }
     }
 
@@ -226,12 +228,7 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
      */
     @Override
     public void abort() {
-        state.abort();
-        try {
-            close();
-        } catch (IOException | RuntimeException e) {
-            // Released anyway; the output is abandoned, so a failure here changes nothing.
-        }
+        state.abandon(this);
     }
 
     private void encryptPending() {

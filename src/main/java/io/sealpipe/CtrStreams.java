@@ -182,7 +182,9 @@ public final class CtrStreams implements Destroyable {
     /**
      * Decrypts {@code in}. If it is a {@link SeekableByteChannel} (such as a {@code FileChannel}),
      * the stream can seek and serve positioned reads; its current position holds the byte at
-     * stream position {@link Builder#streamOffset(long) streamOffset}.
+     * stream position {@link Builder#streamOffset(long) streamOffset}. The stream then keeps its
+     * own position and reads the channel at explicit positions (under the channel's lock, or
+     * with {@code FileChannel}'s positioned read), leaving the channel's position where it was.
      *
      * @param in the ciphertext, from its current position
      * @return the decrypting stream (also a channel)
@@ -369,8 +371,8 @@ public final class CtrStreams implements Destroyable {
          * @return this builder
          */
         public Builder key(AesKey key) {
+            dropOwnKey();
             this.key = key;
-            this.ownsKey = false;
             return this;
         }
 
@@ -386,7 +388,9 @@ public final class CtrStreams implements Destroyable {
          * @throws IllegalArgumentException if {@code key} is not 16, 24 or 32 bytes
          */
         public Builder key(byte[] key) {
-            this.key = AesKey.copyOf(key);
+            AesKey copy = AesKey.copyOf(key);
+            dropOwnKey();
+            this.key = copy;
             this.ownsKey = true;
             return this;
         }
@@ -538,6 +542,14 @@ public final class CtrStreams implements Destroyable {
          * The instance's own key: the builder's copy from {@link #key(byte[])} itself, the first
          * time (later builds copy it from that instance), else a copy of the caller's key.
          */
+        /** Wipes the copy an earlier {@code key(byte[])} took, unless an instance has it now. */
+        private void dropOwnKey() {
+            if (ownsKey) {
+                key.destroy();
+                ownsKey = false;
+            }
+        }
+
         private AesKey keyForInstance() {
             if (ownsKey) {
                 ownsKey = false;

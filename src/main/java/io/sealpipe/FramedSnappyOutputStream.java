@@ -237,11 +237,6 @@ public final class FramedSnappyOutputStream extends OutputStream implements Abor
      */
     @Override
     public void abort() {
-        state.abort();
-        try {
-            close();
-        } catch (IOException | RuntimeException e) {
-            // Released anyway; the output is abandoned, so a failure here changes nothing.
-        }
+        state.abandon(this);
     }
 }

@@ -281,12 +281,7 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
      */
     @Override
     public void abort() {
-        state.abort();
-        try {
-            close();
-        } catch (IOException | RuntimeException e) {
-            // Released anyway; the message is abandoned, so a failure here changes nothing.
-        }
+        state.abandon(this);
     }
 
     private void finish() throws IOException {

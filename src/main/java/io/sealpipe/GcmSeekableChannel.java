@@ -80,7 +80,12 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         } finally {
             keys.destroy();
         }
-        this.sequential = new ChunkReader();
+        try {
+            this.sequential = new ChunkReader();
+        } catch (IOException | RuntimeException | Error e) {
+            Arrays.fill(messageKey, (byte) 0); // no channel: nothing will close it
+            throw e;
+        }
     }
 
     /** A cipher and buffers for one read at a time, with the chunk it decrypted last. */

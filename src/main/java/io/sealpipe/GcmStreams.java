@@ -42,9 +42,12 @@ import javax.security.auth.Destroyable;
  * <p>An instance is immutable and thread-safe and holds a copy of the key until
  * {@link #destroy()}; each stream it makes is for one thread at a time, except the positioned
  * reads of {@link GcmSeekableChannel}. A stream keeps what it needs from the moment it is made,
- * so destroying the instance never breaks an open stream: an encrypting stream and a channel keep
- * the message key in their cipher; a decrypting stream keeps a copy of the input key until its
- * first read has checked the header (or until it is closed), then only the message key.
+ * so destroying the instance never breaks an open stream. None keeps the input key past its
+ * header: an encrypting stream keeps the message key in its cipher (and, at parallelism above 1,
+ * a copy until its helpers' ciphers are made); a channel keeps a copy of the message key until
+ * it is closed, for the ciphers of its positioned reads; a decrypting stream keeps a copy of the
+ * input key until its first read has checked the header (or until it is closed), then the
+ * message key as an encrypting stream does.
  *
  * <pre>{@code
  * GcmStreams gcm = GcmStreams.builder().key(key32).context(blockId).build();
@@ -132,7 +135,9 @@ public final class GcmStreams implements Destroyable {
 
     /**
      * Decrypts and verifies {@code in} as it is read, from its current position to its end.
-     * Nothing is read until the first read; a wrong key or context fails there.
+     * Nothing is read until the first read; a wrong key or context fails there. Over a {@link
+     * SeekableByteChannel} the stream keeps its own position and reads the channel at explicit
+     * positions, leaving the channel's position where it was.
      *
      * @param in the ciphertext, one whole message to its end
      * @return the decrypting stream (also a channel), for one thread at a time
@@ -330,8 +335,8 @@ public final class GcmStreams implements Destroyable {
          * @return this builder
          */
         public Builder key(AesKey key) {
+            dropOwnKey();
             this.key = key;
-            this.ownsKey = false;
             return this;
         }
 
@@ -351,6 +356,7 @@ public final class GcmStreams implements Destroyable {
             if (key.length != 16 && key.length != 32) {
                 throw new IllegalArgumentException("key must be 16 or 32 bytes, not " + key.length);
             }
+            dropOwnKey();
             this.key = AesKey.copyOf(key);
             this.ownsKey = true;
             return this;
@@ -480,6 +486,14 @@ public final class GcmStreams implements Destroyable {
          * The instance's own key: the builder's copy from {@link #key(byte[])} itself, the first
          * time (later builds copy it from that instance), else a copy of the caller's key.
          */
+        /** Wipes the copy an earlier {@code key(byte[])} took, unless an instance has it now. */
+        private void dropOwnKey() {
+            if (ownsKey) {
+                key.destroy();
+                ownsKey = false;
+            }
+        }
+
         private AesKey keyForInstance() {
             if (ownsKey) {
                 ownsKey = false;

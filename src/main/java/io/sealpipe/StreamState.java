@@ -1,6 +1,7 @@
 package io.sealpipe;
 
 import io.sealpipe.internal.Closer;
+import java.io.Closeable;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
 
@@ -90,9 +91,17 @@ final class StreamState {
         }
     }
 
-    /** Marks the stream abandoned ({@code abort()}): its close must not finish the output. */
-    void abort() {
+    /**
+     * {@code abort()} of a writing stream: marks it abandoned, so that its {@code close()} does
+     * not finish the output, and closes it, throwing no exception (see {@link Abortable#abort()}).
+     */
+    void abandon(Closeable stream) {
         aborted = true;
+        try {
+            stream.close();
+        } catch (IOException | RuntimeException e) {
+            // Released anyway, and the output is abandoned: a failure here changes nothing.
+        }
     }
 
     /**

@@ -23,19 +23,6 @@ final class ReaderRaces {
         }
     }
 
-    /**
-     * Waits until {@code other} (started) has finished or is blocked entering a monitor. Used where
-     * a correct reader must block on a lock this thread holds, and a broken one runs through: the
-     * condition is a state of {@code other}, not a time, so the outcome does not depend on
-     * scheduling. (A thread also shows BLOCKED briefly on a class-loading monitor; the tests warm
-     * up first, and such a pause could only hide the bug, never fail a correct reader.)
-     */
-    static void awaitFinishedOrBlocked(Thread other) {
-        while (other.isAlive() && other.getState() != Thread.State.BLOCKED) {
-            Thread.onSpinWait();
-        }
-    }
-
     static void joinUninterruptibly(Thread thread) {
         boolean interrupted = false;
         while (true) {

@@ -124,7 +124,11 @@ abstract class CryptCommand implements Callable<Integer> {
                 Io.copy(in, out);
             } catch (Throwable t) {
                 if (out instanceof Abortable a) {
-                    a.abort(); // before the try's close() runs, which then does nothing
+                    try {
+                        a.abort(); // before the try's close() runs, which then does nothing
+                    } catch (Throwable x) {
+                        t.addSuppressed(x);
+                    }
                 }
                 throw t;
             }

@@ -44,6 +44,10 @@ public abstract class BaseAeadCipher implements AeadCipher {
             Checks.length("nonce", nonce, NONCE_LENGTH);
             int length = in.remaining();
             checkRoom(out, sealedLength(length));
+            if (Buffers.accessible(in)) {
+                Buffers.checkOverlap(Buffers.base(in), Buffers.offset(in), length, Buffers.base(out),
+                        Buffers.offset(out), length, true, this::directAddress);
+            }
             int n = Buffers.accessible(in)
                     ? engineSeal(nonce, aad, Buffers.base(in), Buffers.offset(in), length,
                             Buffers.base(out), Buffers.offset(out))
@@ -81,6 +85,10 @@ public abstract class BaseAeadCipher implements AeadCipher {
             int length = in.remaining();
             checkSealedLength(length);
             checkRoom(out, length - TAG_LENGTH);
+            if (Buffers.accessible(in)) {
+                Buffers.checkOverlap(Buffers.base(in), Buffers.offset(in), length - TAG_LENGTH, Buffers.base(out),
+                        Buffers.offset(out), length - TAG_LENGTH, true, this::directAddress);
+            }
             int n = Buffers.accessible(in)
                     ? openOrWipe(nonce, aad, Buffers.base(in), Buffers.offset(in), length,
                             Buffers.base(out), Buffers.offset(out))
@@ -95,21 +103,20 @@ public abstract class BaseAeadCipher implements AeadCipher {
     }
 
     /**
-     * {@link #engineOpen}, wiping the output when it throws for any reason: engines wipe on a
-     * bad tag, but a provider or OpenSSL failure after some plaintext was written would
-     * otherwise release it unauthenticated.
+     * {@link #engineOpen}, wiping the output when it throws: engines wipe on a bad tag, but a
+     * provider or OpenSSL failure after some plaintext was written would otherwise release it
+     * unauthenticated. Not when the engine refused its arguments before writing anything (the
+     * output may then be memory the caller still needs, such as an overlapping input).
      */
     private int openOrWipe(byte[] nonce, byte[] aad, Object in, int inOffset, int length, Object out, int outOffset)
             throws AEADBadTagException {
-        boolean opened = false;
         try {
-            int n = engineOpen(nonce, aad, in, inOffset, length, out, outOffset);
-            opened = true;
-            return n;
-        } finally {
-            if (!opened) {
+            return engineOpen(nonce, aad, in, inOffset, length, out, outOffset);
+        } catch (Throwable t) {
+            if (!refusedArguments(t)) {
                 Buffers.wipe(out, outOffset, length - TAG_LENGTH);
             }
+            throw t;
         }
     }
 
@@ -168,8 +175,8 @@ public abstract class BaseAeadCipher implements AeadCipher {
             return 0;
         }
         if (Buffers.accessible(in)) {
-            checkNoOverlap(Buffers.base(in), Buffers.offset(in), length, Buffers.base(out), Buffers.offset(out),
-                    count * CHUNK_SIZE);
+            Buffers.checkOverlap(Buffers.base(in), Buffers.offset(in), length, Buffers.base(out), Buffers.offset(out),
+                    count * CHUNK_SIZE, false, this::directAddress);
         }
         int opened = Buffers.accessible(in)
                 ? openChunksOrWipe(baseNonce, firstChunk, Buffers.base(in), Buffers.offset(in), count,
@@ -187,15 +194,13 @@ public abstract class BaseAeadCipher implements AeadCipher {
      */
     private int openChunksOrWipe(byte[] baseNonce, long firstChunk, Object in, int inOffset, int count, Object out,
             int outOffset) {
-        boolean returned = false;
         try {
-            int opened = engineOpenChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
-            returned = true;
-            return opened;
-        } finally {
-            if (!returned) {
+            return engineOpenChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+        } catch (Throwable t) {
+            if (!refusedArguments(t)) {
                 Buffers.wipe(out, outOffset, count * CHUNK_SIZE);
             }
+            throw t;
         }
     }
 
@@ -209,6 +214,12 @@ public abstract class BaseAeadCipher implements AeadCipher {
             throw new IllegalArgumentException("chunks " + firstChunk + ".." + (firstChunk + count - 1)
                     + " are outside 0..2^38-1, the format's limit");
         }
+    }
+
+    /** An engine's refusal of its arguments, thrown before it writes anything. */
+    private static boolean refusedArguments(Throwable t) {
+        return t instanceof IllegalArgumentException || t instanceof IndexOutOfBoundsException
+                || t instanceof NullPointerException || t instanceof ReadOnlyBufferException;
     }
 
     private static void checkNoOverlap(Object in, int inOffset, int inLength, Object out, int outOffset, int outLength) {
@@ -297,6 +308,14 @@ public abstract class BaseAeadCipher implements AeadCipher {
 
     /** Releases the context; called once, never while another method of this object runs. */
     protected abstract void engineClose();
+
+    /**
+     * The address of a direct buffer's memory, for the check that input and output do not
+     * overlap; -1 (the default) when the engine checks that itself.
+     */
+    protected long directAddress(ByteBuffer direct) {
+        return -1;
+    }
 
     @Override
     public String toString() {

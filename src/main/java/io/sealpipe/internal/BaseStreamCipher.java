@@ -73,6 +73,8 @@ public abstract class BaseStreamCipher implements StreamCipher {
             return 0;
         }
         if (Buffers.accessible(in)) {
+            Buffers.checkOverlap(Buffers.base(in), Buffers.offset(in), length, Buffers.base(out), Buffers.offset(out),
+                    length, true, this::directAddress);
             engineUpdate(Buffers.base(in), Buffers.offset(in), Buffers.base(out), Buffers.offset(out), length);
             Buffers.skip(in, length);
             Buffers.skip(out, length);
@@ -103,6 +105,14 @@ public abstract class BaseStreamCipher implements StreamCipher {
             Arrays.fill(scratch, (byte) 0);
         }
         engineClose();
+    }
+
+    /**
+     * The address of a direct buffer's memory, for the check that input and output do not
+     * overlap; -1 (the default) when the engine checks that itself.
+     */
+    protected long directAddress(ByteBuffer direct) {
+        return -1;
     }
 
     /** Starts again at {@code iv} (16 bytes, checked). */

@@ -2,6 +2,7 @@ package io.sealpipe.internal;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.function.ToLongFunction;
 
 /**
  * ByteBuffers as (base, offset) pairs for the engines: a direct buffer is its own base with the
@@ -41,6 +42,41 @@ public final class Buffers {
             int n = Math.min(ZEROS.length, length - done);
             b.put(offset + done, ZEROS, 0, n);
             done += n;
+        }
+    }
+
+    /**
+     * Rejects an input and an output (each a byte[] or a direct ByteBuffer, absolute ranges)
+     * that share memory, but for the same start when {@code inPlace} allows it. Two byte[] share
+     * memory only if they are one array; two direct buffers can be different views of the same
+     * memory, so they are compared by address, which {@code address} gives (or -1 when the
+     * engine cannot tell, and then checks them itself).
+     */
+    public static void checkOverlap(Object in, int inOffset, int inLength, Object out, int outOffset, int outLength,
+            boolean inPlace, ToLongFunction<ByteBuffer> address) {
+        if (inLength == 0 || outLength == 0) {
+            return;
+        }
+        long inStart;
+        long outStart;
+        if (in == out) {
+            inStart = inOffset;
+            outStart = outOffset;
+        } else if (in instanceof ByteBuffer a && out instanceof ByteBuffer b) {
+            long aAddress = address.applyAsLong(a);
+            long bAddress = address.applyAsLong(b);
+            if (aAddress < 0 || bAddress < 0) {
+                return;
+            }
+            inStart = aAddress + inOffset;
+            outStart = bAddress + outOffset;
+        } else {
+            return; // different arrays, or an array and native memory
+        }
+        boolean overlap = inStart < outStart + outLength && outStart < inStart + inLength;
+        if (overlap && !(inPlace && inStart == outStart)) {
+            throw new IllegalArgumentException("input and output overlap in memory"
+                    + (inPlace ? ": use the same start (in place) or disjoint ranges" : ": use disjoint ranges"));
         }
     }
 

@@ -590,7 +590,12 @@ public final class JceEngine implements CryptoEngine {
                     other[0] ^= 1;
                     verifier.init(Cipher.ENCRYPT_MODE, key, new GCMParameterSpec(TAG_LENGTH * 8, other));
                 }
-                start(verifier, Cipher.ENCRYPT_MODE, nonce, aad);
+                try {
+                    start(verifier, Cipher.ENCRYPT_MODE, nonce, aad);
+                } catch (RuntimeException e) {
+                    wipe(out, outOffset, dataLength); // pass 1 wrote plaintext that is not authenticated
+                    throw e;
+                }
                 lastVerifierNonce = nonce.clone();
                 ByteBuffer p = plain.duplicate();
                 while (p.remaining() > SLICE) {

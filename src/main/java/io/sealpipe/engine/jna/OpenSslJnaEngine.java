@@ -221,6 +221,11 @@ public final class OpenSslJnaEngine implements CryptoEngine {
         }
     }
 
+    /** A direct ByteBuffer's address, for the base classes' check that input and output do not overlap. */
+    private static long addressOf(ByteBuffer direct) {
+        return Pointer.nativeValue(Native.getDirectBufferPointer(direct));
+    }
+
     /** A direct ByteBuffer's address at offset, or null for a byte[]. */
     private static Pointer address(Object base, int offset) {
         return base instanceof ByteBuffer b ? Native.getDirectBufferPointer(b).share(offset) : null;
@@ -286,6 +291,11 @@ public final class OpenSslJnaEngine implements CryptoEngine {
         }
 
         @Override
+        protected long directAddress(ByteBuffer direct) {
+            return addressOf(direct);
+        }
+
+        @Override
         protected void engineReset(byte[] iv) {
             try {
                 check(LibCrypto.EVP_CipherInit_ex(ctx, null, null, null, iv, encrypt), "EVP_CipherInit_ex (new IV) failed");
@@ -337,6 +347,11 @@ public final class OpenSslJnaEngine implements CryptoEngine {
                     done += n;
                 }
             }
+        }
+
+        @Override
+        protected long directAddress(ByteBuffer direct) {
+            return addressOf(direct);
         }
 
         @Override

@@ -144,9 +144,6 @@ class NativeArgumentsTest {
                 () -> NativeCrypto.gcmSeal(gcm, NONCE, null, memory, 0, 64, view, 32));
         assertMessage(IllegalArgumentException.class, "input and output overlap",
                 () -> NativeCrypto.gcmOpen(gcm, NONCE, null, memory, 32, 80, view, 0));
-        byte[] array = new byte[200];
-        assertMessage(IllegalArgumentException.class, "input and output overlap",
-                () -> NativeCrypto.cipherUpdate(ctr, array, 0, array, 1, 64));
         assertEquals(64, NativeCrypto.cipherUpdate(ctr, memory, 100, shifted, 0, 64)); // in place
         assertEquals(80, NativeCrypto.gcmSeal(gcm, NONCE, null, memory, 0, 64, view, 0));
         assertEquals(64, NativeCrypto.gcmOpen(gcm, NONCE, null, view, 0, 80, memory, 0));
