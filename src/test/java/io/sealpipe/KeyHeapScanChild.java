@@ -82,6 +82,38 @@ public final class KeyHeapScanChild {
             check(Arrays.copyOfRange(plain, 20_000, 20_100), middle.array());
         }
 
+        // Parallelism 2, past the point where helpers join in: the streams copy the message key
+        // (GCM) or the key (CTR) for the helpers' ciphers. The keys come in as AesKey objects here.
+        byte[] big = new byte[(2 << 20) + 100];
+        new Random(2).nextBytes(big);
+        key = key("gcm", kind, 32);
+        AesKey gcmKey = AesKey.copyOf(key);
+        Arrays.fill(key, (byte) 0);
+        GcmStreams parallelGcm = GcmStreams.builder().engine(engine).key(gcmKey).context(CONTEXT)
+                .fixedSaltForTests(salt(kind)).parallelism(2).build();
+        sink.reset();
+        try (GcmOutputStream out = parallelGcm.encrypt(sink)) {
+            out.write(big);
+        }
+        try (GcmInputStream in = parallelGcm.decrypt(new ByteArrayInputStream(sink.toByteArray()))) {
+            check(big, in.readAllBytes());
+        }
+        parallelGcm.destroy();
+        gcmKey.destroy();
+        key = key("ctr", kind, 32);
+        AesKey ctrKey = AesKey.copyOf(key);
+        Arrays.fill(key, (byte) 0);
+        CtrStreams parallelCtr = CtrStreams.builder().engine(engine).key(ctrKey).iv(new byte[16]).parallelism(2).build();
+        sink.reset();
+        try (CryptoOutputStream out = parallelCtr.encrypt(sink)) {
+            out.write(big);
+        }
+        try (CryptoInputStream in = parallelCtr.decrypt(new ByteArrayInputStream(sink.toByteArray()))) {
+            check(big, in.readAllBytes());
+        }
+        parallelCtr.destroy();
+        ctrKey.destroy();
+
         key = key("ctr", kind, 32);
         CtrStreams ctr = CtrStreams.builder().engine(engine).key(key).iv(new byte[16]).build();
         Arrays.fill(key, (byte) 0);
