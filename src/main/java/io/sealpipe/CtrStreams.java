@@ -84,7 +84,7 @@ public final class CtrStreams implements Destroyable {
         this.closeUnderlying = b.closeUnderlying;
         this.parallelism = b.parallelism;
         this.executor = b.executor != null ? b.executor : Workers.shared();
-        this.key = b.keyForInstance(); // last: nothing after it can fail and strand the key
+        this.key = b.key.forInstance(); // last: nothing after it can fail and strand the key
     }
 
     /**
@@ -351,8 +351,7 @@ public final class CtrStreams implements Destroyable {
 
     /** Collects and validates the parameters; {@link #build()} checks everything once. */
     public static final class Builder {
-        private AesKey key;
-        private boolean ownsKey; // key(byte[]) made the key: build() hands it over instead of copying it
+        private final BuilderKey key = new BuilderKey();
         private byte[] iv;
         private CryptoEngine engine;
         private int bufferSize = DEFAULT_BUFFER_SIZE;
@@ -371,8 +370,7 @@ public final class CtrStreams implements Destroyable {
          * @return this builder
          */
         public Builder key(AesKey key) {
-            dropOwnKey();
-            this.key = key;
+            this.key.set(key);
             return this;
         }
 
@@ -388,10 +386,7 @@ public final class CtrStreams implements Destroyable {
          * @throws IllegalArgumentException if {@code key} is not 16, 24 or 32 bytes
          */
         public Builder key(byte[] key) {
-            AesKey copy = AesKey.copyOf(key);
-            dropOwnKey();
-            this.key = copy;
-            this.ownsKey = true;
+            this.key.copyOf(key);
             return this;
         }
 
@@ -522,13 +517,13 @@ public final class CtrStreams implements Destroyable {
          *     may be used
          */
         public CtrStreams build() {
-            if (key == null) {
+            if (key.get() == null) {
                 throw new IllegalStateException("a key is required: call key(...)");
             }
             if (iv == null) {
                 throw new IllegalStateException("an IV is required: call iv(...)");
             }
-            if (key.isDestroyed()) {
+            if (key.get().isDestroyed()) {
                 throw new IllegalStateException("the key has been destroyed (a key given as bytes belongs to the first"
                         + " instance built, and is destroyed with it): call key(...) again");
             }
@@ -536,26 +531,6 @@ public final class CtrStreams implements Destroyable {
                 parallelism = Parallelism.defaultParallelism();
             }
             return new CtrStreams(this);
-        }
-
-        /**
-         * The instance's own key: the builder's copy from {@link #key(byte[])} itself, the first
-         * time (later builds copy it from that instance), else a copy of the caller's key.
-         */
-        /** Wipes the copy an earlier {@code key(byte[])} took, unless an instance has it now. */
-        private void dropOwnKey() {
-            if (ownsKey) {
-                key.destroy();
-                ownsKey = false;
-            }
-        }
-
-        private AesKey keyForInstance() {
-            if (ownsKey) {
-                ownsKey = false;
-                return key;
-            }
-            return AesKey.copyOf(key.bytes());
         }
     }
 

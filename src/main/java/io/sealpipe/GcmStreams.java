@@ -80,7 +80,7 @@ public final class GcmStreams implements Destroyable {
         this.parallelism = b.parallelism;
         this.executor = b.executor != null ? b.executor : Workers.shared();
         this.saltSource = b.saltSource;
-        this.key = b.keyForInstance(); // last: nothing after it can fail and strand the key
+        this.key = b.key.forInstance(); // last: nothing after it can fail and strand the key
     }
 
     /**
@@ -315,8 +315,7 @@ public final class GcmStreams implements Destroyable {
 
     /** Collects and validates the parameters; {@link #build()} checks everything once. */
     public static final class Builder {
-        private AesKey key;
-        private boolean ownsKey; // key(byte[]) made the key: build() hands it over instead of copying it
+        private final BuilderKey key = new BuilderKey();
         private byte[] context = new byte[0];
         private CryptoEngine engine;
         private boolean closeUnderlying = true;
@@ -335,8 +334,7 @@ public final class GcmStreams implements Destroyable {
          * @return this builder
          */
         public Builder key(AesKey key) {
-            dropOwnKey();
-            this.key = key;
+            this.key.set(key);
             return this;
         }
 
@@ -356,9 +354,7 @@ public final class GcmStreams implements Destroyable {
             if (key.length != 16 && key.length != 32) {
                 throw new IllegalArgumentException("key must be 16 or 32 bytes, not " + key.length);
             }
-            dropOwnKey();
-            this.key = AesKey.copyOf(key);
-            this.ownsKey = true;
+            this.key.copyOf(key);
             return this;
         }
 
@@ -466,40 +462,20 @@ public final class GcmStreams implements Destroyable {
          *     may be used
          */
         public GcmStreams build() {
-            if (key == null) {
+            if (key.get() == null) {
                 throw new IllegalStateException("key is required (32 bytes for Cobblestone-256, 16 for Cobblestone-128)");
             }
-            if (key.isDestroyed()) {
+            if (key.get().isDestroyed()) {
                 throw new IllegalStateException("key has been destroyed (a key given as bytes belongs to the first"
                         + " instance built, and is destroyed with it): give key(...) again");
             }
-            if (key.length() != 16 && key.length() != 32) {
-                throw new IllegalArgumentException("key must be 16 or 32 bytes, not " + key.length());
+            if (key.get().length() != 16 && key.get().length() != 32) {
+                throw new IllegalArgumentException("key must be 16 or 32 bytes, not " + key.get().length());
             }
             if (parallelism == 0) {
                 parallelism = Parallelism.defaultParallelism();
             }
             return new GcmStreams(this);
-        }
-
-        /**
-         * The instance's own key: the builder's copy from {@link #key(byte[])} itself, the first
-         * time (later builds copy it from that instance), else a copy of the caller's key.
-         */
-        /** Wipes the copy an earlier {@code key(byte[])} took, unless an instance has it now. */
-        private void dropOwnKey() {
-            if (ownsKey) {
-                key.destroy();
-                ownsKey = false;
-            }
-        }
-
-        private AesKey keyForInstance() {
-            if (ownsKey) {
-                ownsKey = false;
-                return key;
-            }
-            return AesKey.copyOf(key.bytes());
         }
     }
 }
