@@ -151,9 +151,14 @@ abstract class CiphertextSource implements AutoCloseable {
             ByteBuffer dst = wrap(b, off, len);
             int n;
             do {
-                n = channel.read(dst); // a non-blocking channel may return 0: keep trying
+                n = readNext(dst); // a non-blocking channel may return 0: keep trying
             } while (n == 0);
             return n;
+        }
+
+        /** One read of the next bytes of the stream. */
+        int readNext(ByteBuffer dst) throws IOException {
+            return channel.read(dst);
         }
 
         @Override
@@ -203,16 +208,10 @@ abstract class CiphertextSource implements AutoCloseable {
             return cursor;
         }
 
+        /** At the cursor, which it moves on. */
         @Override
-        int read(byte[] b, int off, int len) throws IOException {
-            if (len == 0) {
-                return 0;
-            }
-            ByteBuffer dst = wrap(b, off, len);
-            int n;
-            do {
-                n = readAt(cursor(), dst); // a non-blocking channel may return 0: keep trying
-            } while (n == 0);
+        int readNext(ByteBuffer dst) throws IOException {
+            int n = readAt(cursor(), dst);
             if (n > 0) {
                 cursor += n;
             }

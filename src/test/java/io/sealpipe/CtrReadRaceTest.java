@@ -22,7 +22,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * {@link CryptoInputStream} readers racing each other and close(), each race forced to its bad
  * moment by a hook in the channel or the engine (no sleeps), on every engine. The channel is a
- * {@link PrivateLockChannel}: it locks privately, as most channels do, so the stream's own
+ * {@link MemorySeekableChannel}: it locks privately, as most channels do, so the stream's own
  * locking is all that keeps a positioned read's seek away from a sequential read.
  */
 @Timeout(60) // a safety net against a deadlocked fix only: no test waits for time
@@ -48,7 +48,7 @@ class CtrReadRaceTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.sealpipe.engine.TestEngines#kinds")
     void sequentialReadDuringAPositionedReadGetsItsOwnBytes(EngineKind kind) throws Exception {
-        PrivateLockChannel channel = new PrivateLockChannel(CIPHERTEXT);
+        MemorySeekableChannel channel = new MemorySeekableChannel(CIPHERTEXT);
         try (CryptoInputStream in = ctr(TestEngines.engine(kind)).decrypt(channel)) {
             warmUp(in);
             byte[] sequential = new byte[100];
@@ -89,7 +89,7 @@ class CtrReadRaceTest {
     @MethodSource("io.sealpipe.engine.TestEngines#kinds")
     void closeDuringAPositionedChannelReadFailsTheReadAsClosed(EngineKind kind) {
         HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
-        PrivateLockChannel channel = new PrivateLockChannel(CIPHERTEXT);
+        MemorySeekableChannel channel = new MemorySeekableChannel(CIPHERTEXT);
         CryptoInputStream in = ctr(engine).decrypt(channel);
         channel.beforeNextRead(Thread.currentThread(), () -> closeOnAnotherThread(in));
         assertThrows(ClosedChannelException.class, () -> in.readFully(1000, new byte[100]));
@@ -105,7 +105,7 @@ class CtrReadRaceTest {
     @MethodSource("io.sealpipe.engine.TestEngines#kinds")
     void closeWhileAPositionedReadMakesItsCipherFailsTheReadAsClosed(EngineKind kind) {
         HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
-        CryptoInputStream in = ctr(engine).decrypt(new PrivateLockChannel(CIPHERTEXT));
+        CryptoInputStream in = ctr(engine).decrypt(new MemorySeekableChannel(CIPHERTEXT));
         engine.beforeNextCipher(Thread.currentThread(), () -> closeOnAnotherThread(in));
         byte[] b = new byte[100];
         assertThrows(ClosedChannelException.class, () -> in.readFully(1000, b),

@@ -79,7 +79,7 @@ class GcmCloseRaceTest {
     @MethodSource("io.sealpipe.engine.TestEngines#kinds")
     void closeDuringAPositionedChannelReadLeavesNoReaderOpen(EngineKind kind) throws IOException {
         HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
-        PrivateLockChannel wrapped = new PrivateLockChannel(sealed(kind));
+        MemorySeekableChannel wrapped = new MemorySeekableChannel(sealed(kind));
         GcmSeekableChannel channel = gcm(engine).open(wrapped);
         wrapped.beforeNextRead(Thread.currentThread(), () -> closeOnAnotherThread(channel));
         byte[] b = new byte[100];

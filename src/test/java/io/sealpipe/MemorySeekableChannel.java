@@ -6,17 +6,28 @@ import java.nio.channels.NonWritableChannelException;
 import java.nio.channels.SeekableByteChannel;
 
 /**
- * A read-only {@link SeekableByteChannel} over a byte array that returns at most
- * {@code maxRead} bytes per read: not a {@code FileChannel}, so readers take their generic
- * (position, read, restore) path, and short reads show whether they loop.
+ * A read-only {@link SeekableByteChannel} over a byte array: not a {@code FileChannel}, so readers
+ * take their generic (position, read, restore) path. It returns at most {@code maxRead} bytes per
+ * read, so short reads show whether a reader loops. Like most channels (the JDK's own included)
+ * it locks a private object rather than itself: each call is atomic, but holding the channel's
+ * monitor keeps no other thread out. A test can make the next read on a chosen thread first run
+ * a hook (outside the lock), to stop that thread at an exact point.
  */
-final class MemorySeekableChannel implements SeekableByteChannel {
+public final class MemorySeekableChannel implements SeekableByteChannel {
+    private final Object lock = new Object();
     private final byte[] data;
     private final int maxRead;
     private long position;
     private boolean open = true;
+    private volatile Thread hookThread;
+    private volatile Runnable hook;
 
-    MemorySeekableChannel(byte[] data, int maxRead) {
+    /** A channel that returns as much as each read asks for. */
+    public MemorySeekableChannel(byte[] data) {
+        this(data, Integer.MAX_VALUE);
+    }
+
+    public MemorySeekableChannel(byte[] data, int maxRead) {
         if (maxRead < 1) {
             throw new IllegalArgumentException("maxRead must be >= 1, not " + maxRead);
         }
@@ -24,16 +35,28 @@ final class MemorySeekableChannel implements SeekableByteChannel {
         this.maxRead = maxRead;
     }
 
+    /** Runs {@code hook} once, at the start of the next read on {@code thread}. */
+    void beforeNextRead(Thread thread, Runnable hook) {
+        this.hook = hook;
+        this.hookThread = thread;
+    }
+
     @Override
-    public synchronized int read(ByteBuffer dst) throws ClosedChannelException {
-        checkOpen();
-        if (position >= data.length) {
-            return -1;
+    public int read(ByteBuffer dst) throws ClosedChannelException {
+        if (Thread.currentThread() == hookThread) {
+            hookThread = null;
+            hook.run();
         }
-        int n = (int) Math.min(Math.min(dst.remaining(), maxRead), data.length - position);
-        dst.put(data, (int) position, n);
-        position += n;
-        return n;
+        synchronized (lock) {
+            checkOpen();
+            if (position >= data.length) {
+                return -1;
+            }
+            int n = (int) Math.min(Math.min(dst.remaining(), maxRead), data.length - position);
+            dst.put(data, (int) position, n);
+            position += n;
+            return n;
+        }
     }
 
     @Override
@@ -42,25 +65,31 @@ final class MemorySeekableChannel implements SeekableByteChannel {
     }
 
     @Override
-    public synchronized long position() throws ClosedChannelException {
-        checkOpen();
-        return position;
+    public long position() throws ClosedChannelException {
+        synchronized (lock) {
+            checkOpen();
+            return position;
+        }
     }
 
     @Override
-    public synchronized SeekableByteChannel position(long newPosition) throws ClosedChannelException {
-        checkOpen();
-        if (newPosition < 0) {
-            throw new IllegalArgumentException("position must be >= 0, not " + newPosition);
+    public SeekableByteChannel position(long newPosition) throws ClosedChannelException {
+        synchronized (lock) {
+            checkOpen();
+            if (newPosition < 0) {
+                throw new IllegalArgumentException("position must be >= 0, not " + newPosition);
+            }
+            position = newPosition;
+            return this;
         }
-        position = newPosition;
-        return this;
     }
 
     @Override
     public long size() throws ClosedChannelException {
-        checkOpen();
-        return data.length;
+        synchronized (lock) {
+            checkOpen();
+            return data.length;
+        }
     }
 
     @Override
@@ -69,13 +98,17 @@ final class MemorySeekableChannel implements SeekableByteChannel {
     }
 
     @Override
-    public synchronized boolean isOpen() {
-        return open;
+    public boolean isOpen() {
+        synchronized (lock) {
+            return open;
+        }
     }
 
     @Override
-    public synchronized void close() {
-        open = false;
+    public void close() {
+        synchronized (lock) {
+            open = false;
+        }
     }
 
     private void checkOpen() throws ClosedChannelException {

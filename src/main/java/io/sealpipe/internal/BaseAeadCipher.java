@@ -44,15 +44,8 @@ public abstract class BaseAeadCipher implements AeadCipher {
             Checks.length("nonce", nonce, NONCE_LENGTH);
             int length = in.remaining();
             checkRoom(out, sealedLength(length));
-            if (Buffers.accessible(in)) {
-                Buffers.checkOverlap(Buffers.base(in), Buffers.offset(in), length, Buffers.base(out),
-                        Buffers.offset(out), length, true, this::directAddress);
-            }
-            int n = Buffers.accessible(in)
-                    ? engineSeal(nonce, aad, Buffers.base(in), Buffers.offset(in), length,
-                            Buffers.base(out), Buffers.offset(out))
-                    : engineSeal(nonce, aad, Buffers.remainingCopy(in), 0, length,
-                            Buffers.base(out), Buffers.offset(out));
+            Input src = input(in, length, out);
+            int n = engineSeal(nonce, aad, src.base(), src.offset(), length, Buffers.base(out), Buffers.offset(out));
             Buffers.skip(in, length);
             Buffers.skip(out, n);
             return n;
@@ -85,21 +78,31 @@ public abstract class BaseAeadCipher implements AeadCipher {
             int length = in.remaining();
             checkSealedLength(length);
             checkRoom(out, length - TAG_LENGTH);
-            if (Buffers.accessible(in)) {
-                Buffers.checkOverlap(Buffers.base(in), Buffers.offset(in), length - TAG_LENGTH, Buffers.base(out),
-                        Buffers.offset(out), length - TAG_LENGTH, true, this::directAddress);
-            }
-            int n = Buffers.accessible(in)
-                    ? openOrWipe(nonce, aad, Buffers.base(in), Buffers.offset(in), length,
-                            Buffers.base(out), Buffers.offset(out))
-                    : openOrWipe(nonce, aad, Buffers.remainingCopy(in), 0, length,
-                            Buffers.base(out), Buffers.offset(out));
+            Input src = input(in, length - TAG_LENGTH, out);
+            int n = openOrWipe(nonce, aad, src.base(), src.offset(), length, Buffers.base(out), Buffers.offset(out));
             Buffers.skip(in, length);
             Buffers.skip(out, n);
             return n;
         } finally {
             calls.leave();
         }
+    }
+
+    /** An input as the engines take it: a byte[] or direct ByteBuffer and an absolute offset. */
+    private record Input(Object base, int offset) {}
+
+    /**
+     * {@code in}'s bytes for a single seal or open: its own memory, checked against {@code out}
+     * for overlap over {@code dataLength} bytes (in place is fine), or a copy of a read-only heap
+     * buffer, which exposes no array.
+     */
+    private Input input(ByteBuffer in, int dataLength, ByteBuffer out) {
+        if (!Buffers.accessible(in)) {
+            return new Input(Buffers.remainingCopy(in), 0);
+        }
+        Buffers.checkOverlap(Buffers.base(in), Buffers.offset(in), dataLength, Buffers.base(out), Buffers.offset(out),
+                dataLength, true, this::directAddress);
+        return new Input(Buffers.base(in), Buffers.offset(in));
     }
 
     /**
