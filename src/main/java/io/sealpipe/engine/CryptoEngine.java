@@ -13,7 +13,7 @@ import java.security.GeneralSecurityException;
  * <p>The engine itself is stateless and thread-safe. Get one from {@link Engines}:
  *
  * <pre>{@code
- * CryptoEngine engine = Engines.auto();          // OpenSSL if AES-NI and libcrypto, else JCE
+ * CryptoEngine engine = Engines.auto();          // the fastest engine here for each operation
  * try (AeadCipher gcm = engine.newAesGcm(key)) {
  *     int n = gcm.seal(nonce, aad, plain, 0, plain.length, sealed, 0);
  * }
@@ -24,9 +24,33 @@ public interface CryptoEngine {
     /**
      * Which implementation this is.
      *
-     * @return this engine's kind, whose {@link EngineKind#id() id} names it in reports
+     * @return this engine's kind, whose {@link EngineKind#id() id} names it in reports; for the
+     *     engine of {@link Engines#auto()}, which may run each operation on another engine, the
+     *     kind that runs AES-GCM sealing (see {@link #kindFor(Operation)})
      */
     EngineKind kind();
+
+    /**
+     * Which implementation runs an operation.
+     *
+     * @param op an operation
+     * @return {@link #kind()} for a single engine; for the engine of {@link Engines#auto()}, the
+     *     engine chosen for that operation (while a chosen engine warms up, another one may run
+     *     the first calls: {@link Engines#report()} says which)
+     */
+    default EngineKind kindFor(Operation op) {
+        return kind();
+    }
+
+    /**
+     * The name of this engine in messages.
+     *
+     * @return the {@link EngineKind#id() id} of its kind, or {@code auto} for the engine of
+     *     {@link Engines#auto()} when it runs operations on more than one engine
+     */
+    default String name() {
+        return kind().id();
+    }
 
     /**
      * AES-CTR (NIST SP 800-38A) with a 16-byte initial counter block. The counter is a 128-bit
@@ -38,6 +62,7 @@ public interface CryptoEngine {
      * @return a new cipher at counter block {@code iv}, to be closed after use; encryption and
      *     decryption are the same operation
      * @throws java.security.InvalidKeyException if the key is not 16, 24 or 32 bytes
+     * @throws java.security.NoSuchAlgorithmException if this engine lacks AES-CTR (accp)
      * @throws GeneralSecurityException if the implementation rejects the key or lacks the
      *     algorithm
      * @throws IllegalArgumentException if the IV is not 16 bytes
@@ -52,6 +77,7 @@ public interface CryptoEngine {
      * @param encrypt {@code true} to encrypt, {@code false} to decrypt (CFB differs)
      * @return a new cipher, to be closed after use
      * @throws java.security.InvalidKeyException if the key is not 16, 24 or 32 bytes
+     * @throws java.security.NoSuchAlgorithmException if this engine lacks AES-CFB (accp)
      * @throws GeneralSecurityException if the implementation rejects the key or lacks the
      *     algorithm
      * @throws IllegalArgumentException if the IV is not 16 bytes

@@ -1,7 +1,9 @@
 package io.sealpipe.engine;
 
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.Locale;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 /** The crypto engines sealpipe can run on, named as in {@code sealpipe.engine} and {@code info}. */
@@ -11,18 +13,29 @@ public enum EngineKind {
     /** The same libcrypto calls through JNA, for platforms without our native library. */
     OPENSSL_JNA("openssl-jna"),
     /** {@code javax.crypto} with the configured provider (SunJCE by default). */
-    JCE("jce");
+    JCE("jce"),
+    /**
+     * The Amazon Corretto Crypto Provider (AWS-LC through its JCE provider), when it is on the
+     * class path: AES-GCM and HMAC-SHA256 only (it has no AES-CTR or AES-CFB).
+     */
+    ACCP("accp", EnumSet.of(Operation.GCM_SEAL, Operation.GCM_OPEN, Operation.HMAC_SHA256));
 
     private final String id;
+    private final Set<Operation> operations;
 
     EngineKind(String id) {
+        this(id, EnumSet.allOf(Operation.class));
+    }
+
+    EngineKind(String id, Set<Operation> operations) {
         this.id = id;
+        this.operations = operations;
     }
 
     /**
      * The name used in system properties, the CLI and reports.
      *
-     * @return {@code openssl-jni}, {@code openssl-jna} or {@code jce}
+     * @return {@code openssl-jni}, {@code openssl-jna}, {@code jce} or {@code accp}
      */
     public String id() {
         return id;
@@ -31,10 +44,21 @@ public enum EngineKind {
     /**
      * Whether this engine runs on OpenSSL's libcrypto.
      *
-     * @return true for openssl-jni and openssl-jna, false for jce
+     * @return true for openssl-jni and openssl-jna, false for jce and accp
      */
     public boolean isOpenSsl() {
-        return this != JCE;
+        return this == OPENSSL_JNI || this == OPENSSL_JNA;
+    }
+
+    /**
+     * Whether this engine offers an operation at all (whether it is available here is
+     * {@link EngineStatus}'s business).
+     *
+     * @param op an operation
+     * @return false only for what the engine lacks: accp has no AES-CTR and no AES-CFB
+     */
+    public boolean supports(Operation op) {
+        return operations.contains(op);
     }
 
     /**

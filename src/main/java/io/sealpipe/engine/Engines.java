@@ -110,6 +110,7 @@ public final class Engines {
         return switch (kind) {
             case OPENSSL_JNI -> OpenSslJniEngine.get();
             case OPENSSL_JNA -> OpenSslJnaEngine.get(); // available, so JNA is present
+            case ACCP -> throw new EngineUnavailableException("accp: not wired in yet"); // replaced by the accp engine
             case JCE -> {
                 try {
                     yield JceEngine.withProvider(settings.jceProvider());
