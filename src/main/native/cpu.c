@@ -17,6 +17,8 @@ jint sp_cpu_features(void) {
         if (ebx & (1u << 5)) features |= SP_CPU_AVX2;
         if (ecx & (1u << 9)) features |= SP_CPU_VAES;
         if (ecx & (1u << 10)) features |= SP_CPU_VPCLMULQDQ;
+        const unsigned int avx512 = (1u << 16) | (1u << 17) | (1u << 30) | (1u << 31); /* F, DQ, BW, VL */
+        if ((ebx & avx512) == avx512) features |= SP_CPU_AVX512;
     }
     return features;
 }

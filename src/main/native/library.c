@@ -40,7 +40,8 @@ static void JNICALL checkConstants(JNIEnv *env, jclass cls, jintArray jvalues) {
         SP_AES_CTR,         SP_AES_GCM,        SP_AES_CFB128,
         SP_GCM_NONCE_LENGTH, SP_GCM_TAG_LENGTH, SP_HMAC_SHA256_LENGTH,
         SP_CPU_AESNI,       SP_CPU_PCLMULQDQ,  SP_CPU_AVX2,
-        SP_CPU_VAES,        SP_CPU_VPCLMULQDQ, SP_CPU_KNOWN,
+        SP_CPU_VAES,        SP_CPU_VPCLMULQDQ, SP_CPU_AVX512,
+        SP_CPU_KNOWN,
         SP_CHUNK_SIZE,
     };
     const jsize n = (jsize)(sizeof(expected) / sizeof(expected[0]));

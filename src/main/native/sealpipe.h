@@ -28,6 +28,7 @@
 #define SP_CPU_AVX2       (1 << 2)
 #define SP_CPU_VAES       (1 << 3)
 #define SP_CPU_VPCLMULQDQ (1 << 4)
+#define SP_CPU_AVX512     (1 << 5) /* AVX512F, DQ, BW and VL: what HotSpot's AES intrinsics use */
 #define SP_CPU_KNOWN      (1 << 30) /* set when cpuid could be executed at all */
 
 /* ---- OpenSSL constants (stable across 1.1 and 3.x). ---- */

@@ -310,7 +310,7 @@ public final class CtrStreams implements Destroyable {
             cipher = engine.newAesCtr(key.bytes(), iv);
         } catch (GeneralSecurityException e) {
             // The key and IV were validated in build(); an engine failure here is not the caller's.
-            throw new IllegalStateException("cannot create AES-CTR on " + engine.kind() + ": " + e.getMessage(), e);
+            throw new IllegalStateException("cannot create AES-CTR on " + engine.name() + ": " + e.getMessage(), e);
         }
         seek(cipher, position, new byte[16]);
         return cipher;
@@ -345,7 +345,7 @@ public final class CtrStreams implements Destroyable {
 
     @Override
     public String toString() {
-        return "CtrStreams(AES-" + key.length() * 8 + "-CTR on " + engine.kind() + ", buffer " + bufferSize
+        return "CtrStreams(AES-" + key.length() * 8 + "-CTR on " + engine.name() + ", buffer " + bufferSize
                 + ", stream offset " + streamOffset + ", parallelism " + parallelism + ")";
     }
 

@@ -288,7 +288,7 @@ public final class GcmStreams implements Destroyable {
             return engine.newAesGcm(messageKey);
         } catch (GeneralSecurityException e) {
             // The key length was validated in build(); an engine failure here is not the caller's.
-            throw new IllegalStateException("cannot create AES-GCM on " + engine.kind() + ": " + e.getMessage(), e);
+            throw new IllegalStateException("cannot create AES-GCM on " + engine.name() + ": " + e.getMessage(), e);
         }
     }
 
@@ -309,7 +309,7 @@ public final class GcmStreams implements Destroyable {
 
     @Override
     public String toString() {
-        return "GcmStreams(" + formatName() + " on " + engine.kind() + ", context " + context.length + " bytes, parallelism "
+        return "GcmStreams(" + formatName() + " on " + engine.name() + ", context " + context.length + " bytes, parallelism "
                 + parallelism + ")";
     }
 

@@ -2,9 +2,11 @@ package io.sealpipe.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.EngineReport;
 import io.sealpipe.engine.EngineStatus;
 import io.sealpipe.engine.Engines;
+import io.sealpipe.engine.OperationChoice;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -15,7 +17,8 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code sealpipe info [--json]}: CPU features, OpenSSL, each engine, and the engine auto chose. */
 @Command(name = "info", mixinStandardHelpOptions = true,
-        description = "Show CPU features, OpenSSL version and path, each engine's availability and the chosen engine.")
+        description = "Show CPU features, OpenSSL version and path, each engine's availability, and the engine"
+                + " auto chose for each operation (ctr, gcm-seal, gcm-open, cfb, hmac-sha256) with the reason.")
 final class InfoCommand implements Callable<Integer> {
 
     @Option(names = "--json", description = "Print the report as one JSON object.")
@@ -49,6 +52,7 @@ final class InfoCommand implements Callable<Integer> {
         cpu.put("avx2", report.cpu().avx2());
         cpu.put("vaes", report.cpu().vaes());
         cpu.put("vpclmulqdq", report.cpu().vpclmulqdq());
+        cpu.put("avx512", report.cpu().avx512());
         cpu.put("source", report.cpu().source());
         cpu.put("aesni_simulated_off", report.cpu().aesniSimulatedOff());
         root.put("cpu", cpu);
@@ -62,6 +66,23 @@ final class InfoCommand implements Callable<Integer> {
             engines.put(s.kind().id(), e);
         }
         root.put("engines", engines);
+        Map<String, Object> operations = new LinkedHashMap<>();
+        Map<String, Object> why = new LinkedHashMap<>();
+        for (OperationChoice c : report.operations().values()) {
+            operations.put(c.operation().id(), c.engine().map(EngineKind::id).orElse(null));
+            Map<String, Object> o = new LinkedHashMap<>();
+            o.put("engine", c.engine().map(EngineKind::id).orElse(null));
+            o.put("until_ready", c.until().map(EngineKind::id).orElse(null));
+            o.put("reason", c.reason());
+            why.put(c.operation().id(), o);
+        }
+        root.put("operations", operations);
+        root.put("operation_choices", why);
+        Map<String, Object> jvm = new LinkedHashMap<>();
+        jvm.put("feature", report.jvm().feature());
+        jvm.put("vm", report.jvm().vmName());
+        jvm.put("use_avx", report.jvm().useAvx().isPresent() ? report.jvm().useAvx().getAsInt() : null);
+        root.put("java", jvm);
         return root;
     }
 }

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.List;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -19,11 +20,12 @@ import java.util.stream.Stream;
  * @param avx2 AVX2
  * @param vaes vector AES
  * @param vpclmulqdq vector carry-less multiply
+ * @param avx512 AVX-512 F, DQ, BW and VL together (what HotSpot's AVX-512 AES intrinsics need)
  * @param source {@code cpuid}, {@code /proc/cpuinfo} or {@code unknown}
  * @param aesniSimulatedOff whether AES-NI was masked by {@code sealpipe.cpu.aesni=false}
  */
 public record CpuFeatures(boolean aesni, boolean pclmulqdq, boolean avx2, boolean vaes, boolean vpclmulqdq,
-        String source, boolean aesniSimulatedOff) {
+        boolean avx512, String source, boolean aesniSimulatedOff) {
 
     /**
      * Detects the features of this CPU, applying the AES-NI simulation of the settings. Never
@@ -48,7 +50,7 @@ public record CpuFeatures(boolean aesni, boolean pclmulqdq, boolean avx2, boolea
         }
         int b = bits.getAsInt();
         return java.util.Optional.of(new CpuFeatures((b & 1) != 0, (b & 2) != 0, (b & 4) != 0, (b & 8) != 0,
-                (b & 16) != 0, "cpuid", false));
+                (b & 16) != 0, (b & 32) != 0, "cpuid", false));
     }
 
     /** Reads the first "flags" line of a cpuinfo file; all false if it cannot be read. */
@@ -60,21 +62,21 @@ public record CpuFeatures(boolean aesni, boolean pclmulqdq, boolean avx2, boolea
                     .orElseGet(HashSet::new);
             return new CpuFeatures(flags.contains("aes"), flags.contains("pclmulqdq") || flags.contains("pmull"),
                     flags.contains("avx2"), flags.contains("vaes"), flags.contains("vpclmulqdq"),
-                    cpuinfo.toString(), false);
+                    flags.containsAll(List.of("avx512f", "avx512dq", "avx512bw", "avx512vl")), cpuinfo.toString(), false);
         } catch (IOException | RuntimeException e) {
-            return new CpuFeatures(false, false, false, false, false, "unknown", false);
+            return new CpuFeatures(false, false, false, false, false, false, "unknown", false);
         }
     }
 
     CpuFeatures withoutAesni() {
-        return new CpuFeatures(false, pclmulqdq, avx2, vaes, vpclmulqdq, source, true);
+        return new CpuFeatures(false, pclmulqdq, avx2, vaes, vpclmulqdq, avx512, source, true);
     }
 
     @Override
     public String toString() {
         return "AES-NI " + yesNo(aesni) + (aesniSimulatedOff ? " (masked by " + EngineSettings.CPU_AESNI + "=false)" : "")
                 + ", PCLMULQDQ " + yesNo(pclmulqdq) + ", AVX2 " + yesNo(avx2) + ", VAES " + yesNo(vaes)
-                + ", VPCLMULQDQ " + yesNo(vpclmulqdq) + " (from " + source + ")";
+                + ", VPCLMULQDQ " + yesNo(vpclmulqdq) + ", AVX-512 " + yesNo(avx512) + " (from " + source + ")";
     }
 
     private static String yesNo(boolean b) {

@@ -9,17 +9,30 @@ import java.util.Optional;
  * chosen engine and why every other one was not chosen. {@code ./sealpipe info} prints it.
  *
  * @param cpu CPU features (with any simulation applied)
+ * @param jvm the JVM's AES intrinsics
  * @param opensslVersion OpenSSL's version string, or empty if libcrypto did not load
  * @param opensslPath the libcrypto file, or empty
  * @param engines every engine's status, in preference order
- * @param chosen the selected engine, or empty if selection failed
- * @param decision one sentence on the choice (or on the failure)
+ * @param chosen the engine of every operation that no rule moves elsewhere (or the forced
+ *     one), or empty if selection failed
+ * @param decision one sentence on that choice (or on the failure)
  * @param notChosen for each other engine, why it was not chosen
+ * @param operations the engine of each operation, and why
  * @param settings the settings the decision was made with
  */
-public record EngineReport(CpuFeatures cpu, Optional<String> opensslVersion, Optional<String> opensslPath,
-        List<EngineStatus> engines, Optional<EngineKind> chosen, String decision, Map<EngineKind, String> notChosen,
-        EngineSettings settings) {
+public record EngineReport(CpuFeatures cpu, JavaRuntime jvm, Optional<String> opensslVersion,
+        Optional<String> opensslPath, List<EngineStatus> engines, Optional<EngineKind> chosen, String decision,
+        Map<EngineKind, String> notChosen, Map<Operation, OperationChoice> operations, EngineSettings settings) {
+
+    /**
+     * The choice for one operation.
+     *
+     * @param op an operation
+     * @return its entry in {@link #operations()}
+     */
+    public OperationChoice operation(Operation op) {
+        return operations.get(op);
+    }
 
     /**
      * One engine's status.
@@ -41,6 +54,7 @@ public record EngineReport(CpuFeatures cpu, Optional<String> opensslVersion, Opt
     public String describe() {
         StringBuilder b = new StringBuilder();
         b.append("CPU:     ").append(cpu).append('\n');
+        b.append("Java:    ").append(jvm).append('\n');
         b.append("OpenSSL: ").append(opensslVersion.orElse("not loaded"))
                 .append(opensslPath.map(p -> " (" + p + ")").orElse("")).append('\n');
         b.append("Engines:\n");
@@ -51,6 +65,8 @@ public record EngineReport(CpuFeatures cpu, Optional<String> opensslVersion, Opt
         b.append("Chosen:  ").append(chosen.map(EngineKind::id).orElse("none")).append(": ").append(decision)
                 .append('\n');
         notChosen.forEach((kind, why) -> b.append("  not ").append(kind.id()).append(": ").append(why).append('\n'));
+        b.append("Operations:\n");
+        operations.values().forEach(c -> b.append("  ").append(c.describe()).append('\n'));
         return b.toString();
     }
 }

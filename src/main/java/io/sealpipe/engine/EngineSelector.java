@@ -4,6 +4,9 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The rule that picks an engine, separate from probing so it can be tested with any inputs.
@@ -14,6 +17,25 @@ import java.util.Optional;
  * error; so is an explicit {@code sealpipe.openssl.libcrypto} that no OpenSSL engine could load
  * (auto falls back to jce only from the default libcrypto search). Never a silent fallback:
  * every rejected engine carries its reason.
+ *
+ * <p>That engine is the base of a choice per {@link Operation}: under {@code auto}, an operation
+ * moves to another engine only where a rule knows it to be faster on this host:
+ * <ul>
+ *   <li><b>ctr</b>: jce, when HotSpot runs AES-CTR with its AVX-512 VAES intrinsic
+ *       ({@link JavaRuntime#avx512AesCtr}); OpenSSL's AES-CTR has no VAES code (measured 2.5&times;
+ *       faster on an Intel Xeon with AVX-512; on an AMD EPYC without it, OpenSSL is faster).
+ *   <li><b>gcm-seal</b>: accp when it is on the class path (AWS-LC's AES-GCM); otherwise jce when
+ *       HotSpot has its AVX-512 AES-GCM intrinsic and OpenSSL is older than 3.1 (which added its
+ *       own AVX-512 AES-GCM).
+ *   <li><b>gcm-open</b>: accp when it is on the class path. Never jce by this rule: SunJCE buffers
+ *       a whole GCM decryption before it decrypts, and opened 16 KiB chunks slower than OpenSSL
+ *       even with AVX-512.
+ *   <li><b>cfb</b> and <b>hmac-sha256</b>: the base engine.
+ * </ul>
+ * Properties {@code sealpipe.engine.OP} force an engine for one operation; {@code sealpipe.engine}
+ * forces one for all that it supports. Engines that start slowly (jce until C2 has compiled its
+ * intrinsics, accp until its library has loaded) get the base engine for their first calls,
+ * unless {@value EngineSettings#WARMUP}{@code =false}.
  *
  * <p>Plumbing of {@link Engines}, public so that the rule can be read and tested on its own;
  * applications call {@link Engines} and read the outcome in {@link Engines#report()}.
@@ -37,8 +59,27 @@ public final class EngineSelector {
      */
     public static EngineReport select(EngineSettings settings, CpuFeatures cpu, List<EngineStatus> statuses,
             Optional<String> opensslVersion, Optional<String> opensslPath) {
+        return select(settings, cpu, new JavaRuntime(Runtime.version().feature(), "unknown", OptionalInt.empty()),
+                statuses, opensslVersion, opensslPath);
+    }
+
+    /**
+     * Applies the rule to probed facts, including the JVM's; probes nothing itself.
+     *
+     * @param settings the forced engines, the OpenSSL requirement and the libcrypto path
+     * @param cpu the CPU's features
+     * @param jvm the JVM's AES intrinsics
+     * @param statuses each engine's availability; one entry per {@link EngineKind} (accp may be
+     *     missing: it then counts as unavailable)
+     * @param opensslVersion OpenSSL's version string
+     * @param opensslPath the libcrypto file, for the report
+     * @return the report, with the engine of each operation
+     */
+    public static EngineReport select(EngineSettings settings, CpuFeatures cpu, JavaRuntime jvm,
+            List<EngineStatus> statuses, Optional<String> opensslVersion, Optional<String> opensslPath) {
         Map<EngineKind, EngineStatus> byKind = new EnumMap<>(EngineKind.class);
         statuses.forEach(s -> byKind.put(s.kind(), s));
+        byKind.putIfAbsent(EngineKind.ACCP, EngineStatus.unavailable(EngineKind.ACCP, "not probed", null));
         Map<EngineKind, String> notChosen = new EnumMap<>(EngineKind.class);
         EngineKind chosen = null;
         String decision;
@@ -97,8 +138,102 @@ public final class EngineSelector {
                 decision = "auto: JCE, because neither OpenSSL engine can be used here (reasons below)";
             }
         }
-        return new EngineReport(cpu, opensslVersion, opensslPath, List.copyOf(statuses), Optional.ofNullable(chosen),
-                decision, notChosen, settings);
+        if (!byKind.get(EngineKind.ACCP).available()) {
+            notChosen.put(EngineKind.ACCP, byKind.get(EngineKind.ACCP).reason());
+        } else if (chosen != EngineKind.ACCP) {
+            notChosen.putIfAbsent(EngineKind.ACCP, "accp runs only the operations it is chosen for (see operations)");
+        }
+        Map<Operation, OperationChoice> operations = new EnumMap<>(Operation.class);
+        EngineKind base = autoBase(cpu, byKind);
+        for (Operation op : Operation.values()) {
+            operations.put(op, choose(op, settings, cpu, jvm, byKind, chosen, base, decision, opensslVersion));
+        }
+        return new EngineReport(cpu, jvm, opensslVersion, opensslPath, List.copyOf(statuses), Optional.ofNullable(chosen),
+                decision, notChosen, operations, settings);
+    }
+
+    /** The engine auto would choose for everything, whatever is forced: what an operation falls back to. */
+    private static EngineKind autoBase(CpuFeatures cpu, Map<EngineKind, EngineStatus> byKind) {
+        for (EngineKind kind : PREFERENCE) {
+            if (byKind.get(kind).available() && (!kind.isOpenSsl() || cpu.aesni())) {
+                return kind;
+            }
+        }
+        return null;
+    }
+
+    private static OperationChoice choose(Operation op, EngineSettings settings, CpuFeatures cpu, JavaRuntime jvm,
+            Map<EngineKind, EngineStatus> byKind, EngineKind chosen, EngineKind base, String decision,
+            Optional<String> opensslVersion) {
+        EngineKind forcedForOp = settings.operations().get(op);
+        if (forcedForOp != null) {
+            String property = EngineSettings.engineFor(op) + "=" + forcedForOp.id();
+            EngineStatus status = byKind.get(forcedForOp);
+            if (!status.available()) {
+                return new OperationChoice(op, Optional.empty(), property + " but " + forcedForOp.id()
+                        + " is unavailable: " + status.reason(), Optional.empty());
+            }
+            return new OperationChoice(op, Optional.of(forcedForOp), "forced by " + property, Optional.empty());
+        }
+        if (chosen == null) {
+            return new OperationChoice(op, Optional.empty(), decision, Optional.empty());
+        }
+        if (settings.engine().isPresent()) {
+            if (chosen.supports(op)) {
+                return new OperationChoice(op, Optional.of(chosen), decision, Optional.empty());
+            }
+            String lacks = chosen.id() + " has no " + op.id();
+            return base == null
+                    ? new OperationChoice(op, Optional.empty(), lacks + " and no other engine is available", Optional.empty())
+                    : new OperationChoice(op, Optional.of(base), lacks + ": auto's engine runs it", Optional.empty());
+        }
+        if (settings.requireOpenSsl()) {
+            return new OperationChoice(op, Optional.of(chosen), EngineSettings.REQUIRE + "=openssl keeps every"
+                    + " operation on OpenSSL", Optional.empty());
+        }
+        Optional<EngineKind> until = settings.warmup() ? Optional.of(chosen) : Optional.empty();
+        boolean jce = byKind.get(EngineKind.JCE).available() && chosen.isOpenSsl();
+        boolean accp = byKind.get(EngineKind.ACCP).available();
+        String why;
+        switch (op) {
+            case CTR -> {
+                if (jce && jvm.avx512AesCtr(cpu)) {
+                    return new OperationChoice(op, Optional.of(EngineKind.JCE), "HotSpot's AVX-512 VAES AES-CTR"
+                            + " intrinsic (" + jvm + "); OpenSSL's AES-CTR has no VAES code", until);
+                }
+                why = jvm.avx512AesCtr(cpu) ? "" : "no AVX-512 AES-CTR intrinsic in this JVM on this CPU";
+            }
+            case GCM_SEAL, GCM_OPEN -> {
+                if (accp) {
+                    return new OperationChoice(op, Optional.of(EngineKind.ACCP), "AWS-LC's AES-GCM (accp is on the"
+                            + " class path)", until);
+                }
+                boolean oldOpenSsl = opensslBefore(opensslVersion, 3, 1);
+                if (op == Operation.GCM_SEAL && jce && jvm.avx512AesGcm(cpu) && oldOpenSsl) {
+                    return new OperationChoice(op, Optional.of(EngineKind.JCE), "HotSpot's AVX-512 AES-GCM intrinsic ("
+                            + jvm + "); OpenSSL before 3.1 has no AVX-512 AES-GCM", until);
+                }
+                why = op == Operation.GCM_OPEN ? "SunJCE buffers whole GCM decryptions"
+                        : !jvm.avx512AesGcm(cpu) ? "no AVX-512 AES-GCM intrinsic in this JVM on this CPU"
+                        : !oldOpenSsl ? "OpenSSL 3.1 and later have AVX-512 AES-GCM too" : "";
+            }
+            default -> why = "";
+        }
+        return new OperationChoice(op, Optional.of(chosen), "auto's engine" + (why.isEmpty() ? "" : " (" + why + ")"),
+                Optional.empty());
+    }
+
+    private static final Pattern OPENSSL_VERSION = Pattern.compile("OpenSSL (\\d+)\\.(\\d+)");
+
+    /** Whether the version string names an OpenSSL older than major.minor; false if it cannot tell. */
+    static boolean opensslBefore(Optional<String> version, int major, int minor) {
+        Matcher m = OPENSSL_VERSION.matcher(version.orElse(""));
+        if (!m.find()) {
+            return false;
+        }
+        int ma = Integer.parseInt(m.group(1));
+        int mi = Integer.parseInt(m.group(2));
+        return ma < major || (ma == major && mi < minor);
     }
 
     private static boolean openSslUnavailable(Map<EngineKind, EngineStatus> byKind) {

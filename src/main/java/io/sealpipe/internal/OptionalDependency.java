@@ -15,7 +15,10 @@ public enum OptionalDependency {
     /** JNA, for the openssl-jna engine. */
     JNA("JNA", "com.sun.jna.Native", "net.java.dev.jna", "jna"),
     /** snappy-java, for {@code SnappyStreams}. */
-    SNAPPY("snappy-java", "org.xerial.snappy.Snappy", "org.xerial.snappy", "snappy-java");
+    SNAPPY("snappy-java", "org.xerial.snappy.Snappy", "org.xerial.snappy", "snappy-java"),
+    /** The Amazon Corretto Crypto Provider, for the accp engine. */
+    ACCP("Amazon Corretto Crypto Provider", "com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider",
+            "software.amazon.cryptools", "AmazonCorrettoCryptoProvider");
 
     private final String name;
     private final String probeClass;

@@ -64,6 +64,27 @@ class InfoCommandTest {
             assertEquals("openssl-jni", report.get("engine").asText(), r.out());
         }
         assertEquals(Engines.report().chosen().map(EngineKind::id).orElse(null), report.get("engine").asText());
+        JsonNode operations = report.get("operations");
+        java.util.List<String> names = new java.util.ArrayList<>();
+        operations.fieldNames().forEachRemaining(names::add);
+        assertEquals(List.of("ctr", "gcm-seal", "gcm-open", "cfb", "hmac-sha256"), names, r.out());
+        for (io.sealpipe.engine.Operation op : io.sealpipe.engine.Operation.values()) {
+            String engine = operations.get(op.id()).asText();
+            assertEquals(Engines.report().operation(op).engine().map(EngineKind::id).orElse(null), engine, op.id());
+            assertTrue(report.get("operation_choices").get(op.id()).get("reason").asText().length() > 0, r.out());
+        }
+    }
+
+    @Test
+    void perOperationPropertiesAreReportedAndTheirMistakesExitTwo() throws Exception {
+        JsonNode report = json(run(List.of("-Dsealpipe.engine.ctr=jce", "-Dsealpipe.engine.gcm=jce"), "info", "--json"));
+        assertEquals("jce", report.get("operations").get("ctr").asText(), report.toString());
+        assertEquals("jce", report.get("operations").get("gcm-open").asText(), report.toString());
+        assertTrue(report.get("operation_choices").get("ctr").get("reason").asText()
+                .contains("forced by sealpipe.engine.ctr=jce"), report.toString());
+        Result typo = run(List.of("-Dsealpipe.engine.gmc=jce"), "info");
+        assertEquals(2, typo.exitCode(), typo.out() + typo.err());
+        assertTrue(typo.err().contains("sealpipe.engine.gmc"), typo.err());
     }
 
     @Test

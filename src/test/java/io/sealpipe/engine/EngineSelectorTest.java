@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 
 /** The selection rule with every combination of inputs, without loading anything. */
 class EngineSelectorTest {
-    private static final CpuFeatures AESNI = new CpuFeatures(true, true, true, false, false, "test", false);
+    private static final CpuFeatures AESNI = new CpuFeatures(true, true, true, false, false, false, "test", false);
     private static final CpuFeatures NO_AESNI = AESNI.withoutAesni();
 
     private static final EngineStatus JNI_OK = EngineStatus.available(EngineKind.OPENSSL_JNI, "OpenSSL 3 via JNI");
@@ -94,7 +94,8 @@ class EngineSelectorTest {
     @Test
     void forcedEnginesAreUsedOrFailWithTheReason() {
         for (EngineKind kind : EngineKind.values()) {
-            EngineReport r = select(forced(kind), AESNI, JNI_OK, JNA_OK, JCE_OK);
+            EngineReport r = select(forced(kind), AESNI, JNI_OK, JNA_OK, JCE_OK,
+                    EngineStatus.available(EngineKind.ACCP, "ACCP"));
             assertEquals(Optional.of(kind), r.chosen());
             assertTrue(r.decision().contains("forced"), r.decision());
         }

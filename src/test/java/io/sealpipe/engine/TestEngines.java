@@ -25,6 +25,11 @@ public final class TestEngines {
         return Arrays.stream(EngineKind.values());
     }
 
+    /** The engines that offer an operation and are available here, for pairing engines up. */
+    public static Stream<EngineKind> kinds(Operation op) {
+        return kinds().filter(k -> k.supports(op) && Engines.report().status(k).available());
+    }
+
     /** The engine, or a skipped test (outside CI) if it cannot run here. */
     public static CryptoEngine engine(EngineKind kind) {
         EngineStatus status = Engines.report().status(kind);

@@ -30,13 +30,14 @@ final class NativeCrypto {
     static final int CPU_AVX2 = 1 << 2;
     static final int CPU_VAES = 1 << 3;
     static final int CPU_VPCLMULQDQ = 1 << 4;
+    static final int CPU_AVX512 = 1 << 5;
     static final int CPU_KNOWN = 1 << 30;
     static final int CHUNK_SIZE = 16384;
 
     static int[] constants() {
         return new int[] {
             AES_CTR, AES_GCM, AES_CFB128, GCM_NONCE_LENGTH, GCM_TAG_LENGTH, HMAC_SHA256_LENGTH,
-            CPU_AESNI, CPU_PCLMULQDQ, CPU_AVX2, CPU_VAES, CPU_VPCLMULQDQ, CPU_KNOWN, CHUNK_SIZE,
+            CPU_AESNI, CPU_PCLMULQDQ, CPU_AVX2, CPU_VAES, CPU_VPCLMULQDQ, CPU_AVX512, CPU_KNOWN, CHUNK_SIZE,
         };
     }
 

@@ -131,7 +131,7 @@ public final class OpenSslJniEngine implements CryptoEngine {
 
     /**
      * CPU feature bits from cpuid in libsealpipe.so (bits: 1 AES-NI, 2 PCLMULQDQ, 4 AVX2, 8 VAES,
-     * 16 VPCLMULQDQ), or empty if the library did not load or cpuid is not available.
+     * 16 VPCLMULQDQ, 32 AVX-512 F+DQ+BW+VL), or empty if the library did not load or cpuid is not available.
      *
      * @return the feature bits, or empty
      */
