@@ -1,7 +1,7 @@
 package io.sealpipe.bench;
 
 import io.sealpipe.CtrStreams;
-import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.Engines;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
@@ -51,6 +51,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>{@code impl}:
  * <ul>
+ *   <li>{@code auto}: {@code CtrStreams} on {@code Engines.auto()}, the engine chosen for AES-CTR
+ *       on this host (it may start on another engine and switch once the chosen one is warm:
+ *       the warm-up iterations cover that).
  *   <li>{@code openssl-jni}, {@code openssl-jna}, {@code jce}: sealpipe's {@code CtrStreams} on
  *       that engine, buffer {@code bufferSize}, {@code closeUnderlying(false)}.
  *   <li>{@code commons-crypto-jce}: Commons Crypto's CTR streams on its {@code JceCipher}. This is
@@ -94,7 +97,7 @@ public class CtrStreamBenchmark {
 
     private static final String CTR = "AES/CTR/NoPadding";
 
-    @Param({"openssl-jni", "openssl-jna", "jce", "commons-crypto-jce", "commons-crypto-openssl", "sunjce"})
+    @Param({"auto", "openssl-jni", "openssl-jna", "jce", "commons-crypto-jce", "commons-crypto-openssl", "sunjce"})
     public String impl;
 
     /** Bytes per application write or read: sealpipe's chunk size, and a large write. */
@@ -172,7 +175,7 @@ public class CtrStreamBenchmark {
 
     private OutputStream newOutput(OutputStream to) throws IOException, GeneralSecurityException {
         return switch (impl) {
-            case "openssl-jni", "openssl-jna", "jce" -> ctrStreams().encrypt(to);
+            case "auto", "openssl-jni", "openssl-jna", "jce" -> ctrStreams().encrypt(to);
             case "commons-crypto-jce" -> new CommonsOut(commonsCrypto(CipherProvider.JCE), to, key, iv);
             case "commons-crypto-openssl" -> new CommonsOut(commonsCrypto(CipherProvider.OPENSSL), to, key, iv);
             case "sunjce" -> new SunJceOutput(sunJce(Cipher.ENCRYPT_MODE), to, bufferSize);
@@ -182,7 +185,7 @@ public class CtrStreamBenchmark {
 
     private InputStream newInput(InputStream from) throws IOException, GeneralSecurityException {
         return switch (impl) {
-            case "openssl-jni", "openssl-jna", "jce" -> ctrStreams().decrypt(from);
+            case "auto", "openssl-jni", "openssl-jna", "jce" -> ctrStreams().decrypt(from);
             case "commons-crypto-jce" -> new CtrCryptoInputStream(commonsCrypto(CipherProvider.JCE), from, key, iv);
             case "commons-crypto-openssl" ->
                     new CtrCryptoInputStream(commonsCrypto(CipherProvider.OPENSSL), from, key, iv);
@@ -192,7 +195,7 @@ public class CtrStreamBenchmark {
     }
 
     private CtrStreams ctrStreams() {
-        return CtrStreams.builder().key(key).iv(iv).engine(EngineKind.fromId(impl)).parallelism(1)
+        return CtrStreams.builder().key(key).iv(iv).engine(Engines.forName(impl)).parallelism(1)
                 .bufferSize(bufferSize).closeUnderlying(false).build();
     }
 
