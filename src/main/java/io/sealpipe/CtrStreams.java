@@ -3,6 +3,7 @@ package io.sealpipe;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Engines;
+import io.sealpipe.engine.Operation;
 import io.sealpipe.engine.StreamCipher;
 import io.sealpipe.internal.Checks;
 import io.sealpipe.internal.Workers;
@@ -409,8 +410,13 @@ public final class CtrStreams implements Destroyable {
          *
          * @param engine an engine, or {@code null} for the default
          * @return this builder
+         * @throws IllegalArgumentException if the engine has no AES-CTR (accp)
          */
         public Builder engine(CryptoEngine engine) {
+            if (engine != null && !engine.kindFor(Operation.CTR).supports(Operation.CTR)) {
+                throw new IllegalArgumentException(engine.kindFor(Operation.CTR).id() + " has no AES-CTR: give CtrStreams"
+                        + " another engine (Engines.auto() takes CTR from one that has it)");
+            }
             this.engine = engine;
             return this;
         }
@@ -421,10 +427,10 @@ public final class CtrStreams implements Destroyable {
          * @param kind the engine wanted
          * @return this builder
          * @throws io.sealpipe.engine.EngineUnavailableException if that engine cannot run here
+         * @throws IllegalArgumentException if that engine has no AES-CTR (accp)
          */
         public Builder engine(EngineKind kind) {
-            this.engine = Engines.get(kind);
-            return this;
+            return engine(Engines.get(kind));
         }
 
         /**

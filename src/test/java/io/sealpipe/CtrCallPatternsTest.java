@@ -127,7 +127,7 @@ class CtrCallPatternsTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void everyWritePatternGivesTheReferenceCiphertext(EngineKind kind) throws IOException {
         List<String> failures = new ArrayList<>();
         byte[] key = key(32);
@@ -169,7 +169,7 @@ class CtrCallPatternsTest {
 
     /** Each flush passes on everything written so far: the wrapped stream then holds getPos - offset bytes. */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void flushPassesOnEverythingWrittenSoFar(EngineKind kind) throws IOException {
         byte[] key = key(16);
         byte[] iv = CtrFixtures.ivs().get("all-ff");
@@ -295,7 +295,7 @@ class CtrCallPatternsTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void everyReadPatternGivesThePlaintext(EngineKind kind) throws IOException {
         List<String> failures = new ArrayList<>();
         byte[] key = key(24);
@@ -318,7 +318,7 @@ class CtrCallPatternsTest {
 
     /** skip() mixed with reads over an InputStream and a plain channel; available() never overstates. */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void skipAndAvailableKeepTheStreamInStep(EngineKind kind) throws IOException {
         List<String> failures = new ArrayList<>();
         byte[] key = key(16);
@@ -378,7 +378,7 @@ class CtrCallPatternsTest {
     // ---------------------------------------------------------------- lifecycle
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void closeUnderlyingFalseLeavesTheWrappedStreamOpenAndFlushed(EngineKind kind) throws IOException {
         byte[] key = key(16);
         byte[] iv = new byte[16];
@@ -419,7 +419,7 @@ class CtrCallPatternsTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void closeIsIdempotentAndClosesTheWrappedStreamOnce(EngineKind kind) throws IOException {
         CtrStreams ctr = CtrFixtures.builder(kind, key(16), new byte[16]).bufferSize(BUFFER).build();
         FaultyOutputStream sink = new FaultyOutputStream();
@@ -447,7 +447,7 @@ class CtrCallPatternsTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void writeAfterCloseThrows(EngineKind kind) throws IOException {
         CtrStreams ctr = CtrFixtures.builder(kind, key(16), new byte[16]).bufferSize(BUFFER).build();
         CryptoOutputStream out = ctr.encrypt(new ByteArrayOutputStream());
@@ -461,7 +461,7 @@ class CtrCallPatternsTest {
 
     /** The wrapped stream's close fails: everything was written first, the failure surfaces once, the stream is closed. */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void closeWhenTheWrappedStreamFailsToCloseStillReleases(EngineKind kind) throws IOException {
         byte[] key = key(16);
         byte[] iv = new byte[16];
@@ -495,7 +495,7 @@ class CtrCallPatternsTest {
 
     /** Both the final write and the close fail: the first failure is thrown, the second suppressed in it. */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void closeRethrowsTheFirstFailureWithTheOthersSuppressed(EngineKind kind) throws IOException {
         CtrStreams ctr = CtrFixtures.builder(kind, key(16), new byte[16]).bufferSize(BUFFER).build();
         FaultyOutputStream sink = new FaultyOutputStream();
@@ -531,7 +531,7 @@ class CtrCallPatternsTest {
      * more (the wrapped stream would otherwise get ciphertext out of step with its position).
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void aWriteFailurePoisonsTheStream(EngineKind kind) throws IOException {
         // A fresh instance per stream: each encrypts one stream (the same key and IV, on purpose).
         CtrStreams.Builder ctr = CtrFixtures.builder(kind, key(16), new byte[16]).bufferSize(BUFFER);
@@ -587,7 +587,7 @@ class CtrCallPatternsTest {
 
     /** Bad array ranges are rejected without poisoning the stream or losing bytes. */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void badRangesAreRejectedAndTheStreamCarriesOn(EngineKind kind) throws IOException {
         byte[] key = key(16);
         byte[] iv = new byte[16];

@@ -46,7 +46,7 @@ class CtrReadRaceTest {
      * wait for the positioned one, which cannot go wrong in more ways than this).
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void sequentialReadDuringAPositionedReadGetsItsOwnBytes(EngineKind kind) throws Exception {
         MemorySeekableChannel channel = new MemorySeekableChannel(CIPHERTEXT);
         try (CryptoInputStream in = ctr(TestEngines.engine(kind)).decrypt(channel)) {
@@ -86,7 +86,7 @@ class CtrReadRaceTest {
      * IllegalStateException), and no cipher is left open.
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void closeDuringAPositionedChannelReadFailsTheReadAsClosed(EngineKind kind) {
         HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
         MemorySeekableChannel channel = new MemorySeekableChannel(CIPHERTEXT);
@@ -102,7 +102,7 @@ class CtrReadRaceTest {
      * and the read returned wrong plaintext without an error (CTR cannot notice).
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void closeWhileAPositionedReadMakesItsCipherFailsTheReadAsClosed(EngineKind kind) {
         HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
         CryptoInputStream in = ctr(engine).decrypt(new MemorySeekableChannel(CIPHERTEXT));

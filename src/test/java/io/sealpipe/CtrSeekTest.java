@@ -97,12 +97,12 @@ class CtrSeekTest {
     }
 
     static Stream<Arguments> cases() {
-        return TestEngines.kinds().flatMap(kind -> Stream.of(ChannelKind.values())
+        return TestEngines.ctrKinds().flatMap(kind -> Stream.of(ChannelKind.values())
                 .flatMap(ch -> Stream.of(0L, 12345L).map(offset -> Arguments.of(kind, ch, offset))));
     }
 
     static Stream<Arguments> channelCases() {
-        return TestEngines.kinds().flatMap(kind -> Stream.of(ChannelKind.values()).map(ch -> Arguments.of(kind, ch)));
+        return TestEngines.ctrKinds().flatMap(kind -> Stream.of(ChannelKind.values()).map(ch -> Arguments.of(kind, ch)));
     }
 
     /** A stream over {@code channel} positioned at PREFIX; the plaintext and layout in one place. */
@@ -453,7 +453,7 @@ class CtrSeekTest {
 
     /** Wrapping at a non-zero channel position with an unaligned offset: getPos, seek and reads line up. */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void unalignedOffsetOnEveryBlockPhase(EngineKind kind) throws IOException {
         List<String> failures = new ArrayList<>();
         for (long offset = 1_000_000; offset < 1_000_000 + 17; offset++) {
@@ -476,7 +476,7 @@ class CtrSeekTest {
      * FSDataInputStream's own position never moves, and it stays open after the stream closes.
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void aHadoopFsDataInputStreamIsDecryptedThroughAMethodReference(EngineKind kind) throws IOException {
         byte[] key = key(32);
         byte[] iv = CtrFixtures.ivs().get("all-ff");

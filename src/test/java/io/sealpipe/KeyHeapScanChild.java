@@ -3,6 +3,7 @@ package io.sealpipe;
 import com.sun.management.HotSpotDiagnosticMXBean;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.Operation;
 import io.sealpipe.engine.Engines;
 import io.sealpipe.engine.Hmac;
 import io.sealpipe.engine.StreamCipher;
@@ -100,6 +101,15 @@ public final class KeyHeapScanChild {
         }
         parallelGcm.destroy();
         gcmKey.destroy();
+        key = key("hmac", kind, 32);
+        try (Hmac hmac = engine.newHmacSha256(key)) {
+            Arrays.fill(key, (byte) 0);
+            hmac.update(plain, 0, 1000);
+            hmac.doFinal(new byte[32], 0);
+        }
+        if (!kind.supports(Operation.CTR)) {
+            return; // accp: no CTR, no CFB
+        }
         key = key("ctr", kind, 32);
         AesKey ctrKey = AesKey.copyOf(key);
         Arrays.fill(key, (byte) 0);
@@ -133,12 +143,6 @@ public final class KeyHeapScanChild {
         try (StreamCipher cfb = engine.newAesCfb(key, new byte[16], true)) {
             Arrays.fill(key, (byte) 0);
             cfb.update(plain, 0, 1000, new byte[1000], 0);
-        }
-        key = key("hmac", kind, 32);
-        try (Hmac hmac = engine.newHmacSha256(key)) {
-            Arrays.fill(key, (byte) 0);
-            hmac.update(plain, 0, 1000);
-            hmac.doFinal(new byte[32], 0);
         }
     }
 

@@ -181,7 +181,7 @@ class KeyLifetimeTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void closedCtrStreamsKeepNoKey(EngineKind kind) throws IOException {
         CryptoEngine engine = TestEngines.engine(kind);
         byte[] key = bytes(11, 32);
@@ -211,7 +211,7 @@ class KeyLifetimeTest {
 
     private static void walk(Object o, String path, byte[] secret, IdentityHashMap<Object, Boolean> seen,
             List<String> found) {
-        if (o == null || seen.put(o, Boolean.TRUE) != null) {
+        if (o == null || o instanceof Enum<?> || seen.put(o, Boolean.TRUE) != null) {
             return;
         }
         if (o instanceof byte[] b) {

@@ -2,13 +2,18 @@ package io.sealpipe.cli;
 
 import io.sealpipe.Parallelism;
 import io.sealpipe.engine.CryptoEngine;
+import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.EngineSettings;
 import io.sealpipe.engine.Engines;
+import io.sealpipe.engine.Operation;
 import java.io.IOException;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Locale;
+import java.util.Optional;
+import java.util.stream.Collectors;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -70,7 +75,7 @@ final class CipherOptions {
     String contextHex;
 
     @Option(names = "--engine", paramLabel = "E", defaultValue = "auto",
-            description = "auto, openssl-jni, openssl-jna or jce (default: ${DEFAULT-VALUE}).")
+            description = "auto, openssl-jni, openssl-jna, jce or accp (gcm only) (default: ${DEFAULT-VALUE}).")
     String engine;
 
     @Option(names = "--compress", paramLabel = "ALGO", defaultValue = "none",
@@ -199,10 +204,17 @@ final class CipherOptions {
     }
 
     CryptoEngine engine() {
+        Optional<EngineKind> kind;
         try {
-            EngineSettings.parseEngine(engine);
+            kind = EngineSettings.parseEngine(engine);
         } catch (IllegalArgumentException e) {
-            throw bad("--engine takes auto, openssl-jni, openssl-jna or jce");
+            throw bad("--engine takes auto, " + Arrays.stream(EngineKind.values()).map(EngineKind::id)
+                    .collect(Collectors.joining(", ")).replaceFirst(", ([^,]+)$", " or $1"));
+        }
+        if (mode == Mode.ctr && kind.isPresent() && !kind.get().supports(Operation.CTR)) {
+            throw bad("--engine " + kind.get().id() + " has no ctr: use --mode gcm, or auto or "
+                    + Arrays.stream(EngineKind.values()).filter(k -> k.supports(Operation.CTR)).map(EngineKind::id)
+                            .collect(Collectors.joining(", ")));
         }
         return Engines.forName(engine.toLowerCase(Locale.ROOT));
     }

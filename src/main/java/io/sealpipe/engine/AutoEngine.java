@@ -212,12 +212,25 @@ final class AutoEngine implements CryptoEngine {
             if (c == null) {
                 c = engine.newAesGcm(Objects.requireNonNull(key, "key"));
                 ciphers.put(engine.kind(), c);
-                if (ciphers.containsKey(seal.engine().kind()) && ciphers.containsKey(open.engine().kind())) {
-                    Arrays.fill(key, (byte) 0);
-                    key = null;
-                }
+            }
+            if (key != null && !mayNeedAnother(seal) && !mayNeedAnother(open)) {
+                Arrays.fill(key, (byte) 0);
+                key = null;
             }
             return c;
+        }
+
+        /**
+         * Whether a call of this route may still need a cipher not made yet: its engine's, unless
+         * its warm-up failed; its bridge's, while the engine is not ready. (Seal and open warm up
+         * separately: one may be on the chosen engine while the other still needs the bridge.)
+         */
+        private boolean mayNeedAnother(Route r) {
+            boolean onEngine = r.onEngine();
+            if (!ciphers.containsKey(r.engine().kind()) && (onEngine || !r.settled())) {
+                return true;
+            }
+            return !onEngine && !ciphers.containsKey(r.until().kind());
         }
 
         private AeadCipher sealing() {

@@ -105,9 +105,13 @@ public final class Engines {
             Warmup warmup = null;
             CryptoEngine engine;
             if (slowStart && report.settings().warmup()) {
-                LazyEngine lazy = new LazyEngine(kind, () -> get(kind, report.settings()));
-                engine = engines.computeIfAbsent(kind, x -> lazy);
-                warmup = new Warmup(c.operation(), kind, ((LazyEngine) engine)::engine, until);
+                // accp is got at its first use (loading it is the slow start); jce at once. The map
+                // may already hold the real engine (jce as the base engine, or forced).
+                engine = engines.computeIfAbsent(kind, x -> x == EngineKind.ACCP
+                        ? new LazyEngine(x, () -> get(x, report.settings())) : get(x, report.settings()));
+                CryptoEngine known = engine;
+                warmup = new Warmup(c.operation(), kind,
+                        known instanceof LazyEngine lazy ? lazy::engine : () -> known, until);
             } else {
                 engine = engines.computeIfAbsent(kind, x -> get(x, report.settings()));
             }

@@ -13,23 +13,25 @@ import java.util.Properties;
  */
 public enum OptionalDependency {
     /** JNA, for the openssl-jna engine. */
-    JNA("JNA", "com.sun.jna.Native", "net.java.dev.jna", "jna"),
+    JNA("JNA", "com.sun.jna.Native", "net.java.dev.jna", "jna", null),
     /** snappy-java, for {@code SnappyStreams}. */
-    SNAPPY("snappy-java", "org.xerial.snappy.Snappy", "org.xerial.snappy", "snappy-java"),
-    /** The Amazon Corretto Crypto Provider, for the accp engine. */
+    SNAPPY("snappy-java", "org.xerial.snappy.Snappy", "org.xerial.snappy", "snappy-java", null),
+    /** The Amazon Corretto Crypto Provider, for the accp engine; its jars are per platform. */
     ACCP("Amazon Corretto Crypto Provider", "com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider",
-            "software.amazon.cryptools", "AmazonCorrettoCryptoProvider");
+            "software.amazon.cryptools", "AmazonCorrettoCryptoProvider", "linux-x86_64");
 
     private final String name;
     private final String probeClass;
     private final String groupId;
     private final String artifactId;
+    private final String classifier; // null if the artifact has one jar for all platforms
 
-    OptionalDependency(String name, String probeClass, String groupId, String artifactId) {
+    OptionalDependency(String name, String probeClass, String groupId, String artifactId, String classifier) {
         this.name = name;
         this.probeClass = probeClass;
         this.groupId = groupId;
         this.artifactId = artifactId;
+        this.classifier = classifier;
     }
 
     /** Whether the dependency's classes are on the class path (looked up, not initialised). */
@@ -42,11 +44,17 @@ public enum OptionalDependency {
         }
     }
 
-    /** The Maven coordinates to add, with the version sealpipe is built with: {@code net.java.dev.jna:jna (5.15.0)}. */
+    /**
+     * The Maven coordinates to add, with the version sealpipe is built with:
+     * {@code net.java.dev.jna:jna (5.15.0)}, or with the classifier of a per-platform jar:
+     * {@code software.amazon.cryptools:AmazonCorrettoCryptoProvider (2.5.0, classifier linux-x86_64)}.
+     */
     public String coordinates() {
         String version = Versions.BUILT_WITH.getProperty(artifactId);
         boolean known = version != null && !version.startsWith("${"); // unfiltered when built outside Maven
-        return groupId + ":" + artifactId + (known ? " (" + version + ")" : "");
+        String classified = classifier == null ? "" : "classifier " + classifier;
+        String details = known && classifier != null ? version + ", " + classified : known ? version : classified;
+        return groupId + ":" + artifactId + (details.isEmpty() ? "" : " (" + details + ")");
     }
 
     /** Why the feature is missing and what to do, e.g. "JNA is not on the class path: add net.java.dev.jna:jna (5.15.0)". */

@@ -352,7 +352,7 @@ class GcmCommandTest {
                 run("encrypt", "--key-hex", KEY128, in, out));
         assertBad("the key is 32 bytes but --aes 128 needs 16", run("encrypt", "--aes", "128", "--key-hex", KEY256, in, out));
         assertBad("--key-hex is not hex", run("encrypt", "--key-hex", "nothex", in, out));
-        assertBad("--engine takes auto, openssl-jni, openssl-jna or jce", run("encrypt", "--key-hex", KEY256, "--engine", "turbo", in, out));
+        assertBad("--engine takes auto, openssl-jni, openssl-jna, jce or accp", run("encrypt", "--key-hex", KEY256, "--engine", "turbo", in, out));
         assertFalse(Files.exists(Path.of(out)), "no output after bad arguments");
         assertNoTemporaryFiles();
     }

@@ -100,5 +100,9 @@ class UsageErrorTest {
                 run("encrypt", "--key-hex", KEY, "in", "out", "extra").err().strip());
         assertEquals("sealpipe: unknown option at argument 2 (did you mean --json?) (see: sealpipe info --help)",
                 run("info", "--jsn").err().strip());
+        assertEquals("sealpipe: --engine accp has no ctr: use --mode gcm, or auto or openssl-jni, openssl-jna, jce"
+                + " (see: sealpipe encrypt --help)",
+                run("encrypt", "--mode", "ctr", "--engine", "accp", "--key-hex", KEY, "--iv-hex", "00".repeat(16), "in", "out")
+                        .err().strip());
     }
 }

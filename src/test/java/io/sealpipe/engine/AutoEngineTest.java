@@ -158,6 +158,38 @@ class AutoEngineTest {
         }
     }
 
+    /**
+     * Sealing and opening warm up separately on one chosen engine: with sealing ready first, a
+     * cipher made then must still be able to open on the bridge, and later on the chosen engine
+     * (the key it keeps for that must not go when the chosen engine's cipher is made).
+     */
+    @ParameterizedTest(name = "{0} then {1}")
+    @MethodSource("gcmPairs")
+    void sealReadyBeforeOpenStillOpensOnTheBridgeThenOnTheChosenEngine(EngineKind bridge, EngineKind chosen)
+            throws Exception {
+        Warmup sealWarmup = pending(Operation.GCM_SEAL, chosen, Engines.get(bridge));
+        Warmup openWarmup = pending(Operation.GCM_OPEN, chosen, Engines.get(bridge));
+        Map<Operation, AutoEngine.Route> routes = new EnumMap<>(Operation.class);
+        for (Operation o : Operation.values()) {
+            routes.put(o, new AutoEngine.Route(Engines.get(bridge), null, null));
+        }
+        routes.put(Operation.GCM_SEAL, new AutoEngine.Route(Engines.get(chosen), Engines.get(bridge), sealWarmup));
+        routes.put(Operation.GCM_OPEN, new AutoEngine.Route(Engines.get(chosen), Engines.get(bridge), openWarmup));
+        sealWarmup.run();
+        byte[] plain = bytes(500, 12);
+        byte[] sealed = new byte[516];
+        byte[] out = new byte[500];
+        try (AeadCipher c = new AutoEngine(routes).newAesGcm(KEY)) {
+            c.seal(bytes(12, 13), null, plain, 0, 500, sealed, 0); // on the chosen engine
+            assertEquals(500, c.open(bytes(12, 13), null, sealed, 0, sealed.length, out, 0)); // on the bridge
+            assertArrayEquals(plain, out);
+            openWarmup.run();
+            java.util.Arrays.fill(out, (byte) 0);
+            assertEquals(500, c.open(bytes(12, 13), null, sealed, 0, sealed.length, out, 0)); // on the chosen engine
+            assertArrayEquals(plain, out);
+        }
+    }
+
     @Test
     void aFailedWarmUpLeavesTheOperationOnTheBridge() throws Exception {
         EngineKind bridge = TestEngines.kinds(Operation.CTR).findFirst().orElseThrow();

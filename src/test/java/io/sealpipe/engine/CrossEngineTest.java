@@ -23,9 +23,13 @@ import org.junit.jupiter.params.provider.MethodSource;
 class CrossEngineTest {
     private static final int[] SIZES = {0, 1, 15, 16, 17, 255, 4095, 16384, 16385, 65537, 1 << 20, 3 << 20};
 
-    private static List<CryptoEngine> engines() {
+    /** The engines that have every one of the operations (all of them for none). */
+    private static List<CryptoEngine> engines(Operation... needed) {
         List<CryptoEngine> engines = new ArrayList<>();
         for (EngineKind kind : EngineKind.values()) {
+            if (!java.util.Arrays.stream(needed).allMatch(kind::supports)) {
+                continue;
+            }
             EngineStatus status = Engines.report().status(kind);
             if (status.available() || TestEngines.inCi()) {
                 engines.add(TestEngines.engine(kind));
@@ -47,7 +51,7 @@ class CrossEngineTest {
             byte[] plain = bytes(random, size);
             byte[] expectedCtr = null;
             byte[] expectedCfb = null;
-            for (CryptoEngine engine : engines()) {
+            for (CryptoEngine engine : engines(Operation.CTR, Operation.CFB)) {
                 String where = engine.kind() + ", size " + size + ", key " + key.length;
                 try (StreamCipher ctr = engine.newAesCtr(key, iv);
                         StreamCipher cfb = engine.newAesCfb(key, iv, true);
@@ -123,7 +127,7 @@ class CrossEngineTest {
         Random random = new Random(16385);
         byte[] key = bytes(random, 32);
         byte[] iv = bytes(random, 16);
-        CryptoEngine engine = TestEngines.engine(kind);
+        CryptoEngine engine = TestEngines.engine(kind, Operation.CTR);
         List<String> failures = new ArrayList<>();
         for (int size : new int[] {16383, 16385, 40000, 1 << 20}) {
             byte[] plain = bytes(random, size);
@@ -157,7 +161,7 @@ class CrossEngineTest {
                 + "26751f67a3cbb140b1808cf187a4f4dfc04b05357c5d1c0eeac4c66f9ff7f2e6"); // SP 800-38A F.3.13
         byte[] key = hex("2b7e151628aed2a6abf7158809cf4f3c");
         byte[] iv = hex("000102030405060708090a0b0c0d0e0f");
-        CryptoEngine engine = TestEngines.engine(kind);
+        CryptoEngine engine = TestEngines.engine(kind, Operation.CFB);
         try (StreamCipher enc = engine.newAesCfb(key, iv, true); StreamCipher dec = engine.newAesCfb(key, iv, false)) {
             byte[] out = new byte[plain.length];
             for (int i = 0; i < plain.length; i += 7) {

@@ -32,7 +32,7 @@ class CtrVectorsTest {
     };
 
     static java.util.stream.Stream<EngineKind> kinds() {
-        return TestEngines.kinds();
+        return TestEngines.ctrKinds();
     }
 
     @ParameterizedTest

@@ -27,7 +27,8 @@ class ForcedEngineTest {
         if (TestEngines.inCi()) {
             EngineStatus jni = Engines.report().status(EngineKind.OPENSSL_JNI);
             assertTrue(jni.available(), "CI=true but the JNI engine did not load: " + jni.reason());
-            assertEquals(EngineKind.OPENSSL_JNI, Engines.auto().kind());
+            assertEquals(EngineKind.OPENSSL_JNI, Engines.report().chosen().orElseThrow(),
+                    "the base engine: " + Engines.report().decision());
         }
     }
 }

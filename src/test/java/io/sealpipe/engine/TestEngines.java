@@ -25,6 +25,11 @@ public final class TestEngines {
         return Arrays.stream(EngineKind.values());
     }
 
+    /** The engines that have AES-CTR (all but accp), for {@code @MethodSource} of CTR tests. */
+    public static Stream<EngineKind> ctrKinds() {
+        return kinds().filter(k -> k.supports(Operation.CTR));
+    }
+
     /** The engines that offer an operation and are available here, for pairing engines up. */
     public static Stream<EngineKind> kinds(Operation op) {
         return kinds().filter(k -> k.supports(op) && Engines.report().status(k).available());
@@ -38,6 +43,17 @@ public final class TestEngines {
         }
         assumeTrue(status.available(), kind.id() + " unavailable here: " + status.reason());
         return Engines.get(kind);
+    }
+
+    /**
+     * The engine for a test that also needs operations it may lack (accp has no CTR and no CFB):
+     * the test is skipped for an engine without them, in CI too, since no setting gives them.
+     */
+    public static CryptoEngine engine(EngineKind kind, Operation... needed) {
+        for (Operation op : needed) {
+            assumeTrue(kind.supports(op), kind.id() + " has no " + op.id() + " (auto runs it on another engine)");
+        }
+        return engine(kind);
     }
 
     static byte[] hex(String s) {

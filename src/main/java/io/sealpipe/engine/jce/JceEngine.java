@@ -5,6 +5,7 @@ import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.EngineStatus;
 import io.sealpipe.engine.Hmac;
+import io.sealpipe.engine.Operation;
 import io.sealpipe.engine.StreamCipher;
 import io.sealpipe.internal.BaseAeadCipher;
 import io.sealpipe.internal.BaseHmac;
@@ -53,6 +54,13 @@ import javax.crypto.spec.IvParameterSpec;
  * names the provider); {@link #withProvider(String)} makes one directly, without the report.
  * {@link #status(String)} is the probe {@code Engines} runs. The engine is stateless and
  * thread-safe; the ciphers it makes are not.
+ *
+ * <p>The accp engine is this engine on the Amazon Corretto Crypto Provider, made with
+ * {@link #onNativeProvider(Provider, EngineKind)}: a provider whose AES-GCM and HMAC run in
+ * native code gets each message in one call (no slices, no two-pass open: there is no C2 to
+ * wait for, and every call crosses JNI), and since such a provider keeps the key bytes it took
+ * from the key object (accp does, for as long as the key object stays the same), the key object
+ * lives as long as the cipher and zeroes every copy it handed out when the cipher is closed.
  */
 public final class JceEngine implements CryptoEngine {
     /** Largest slice passed to one provider call. */
@@ -65,9 +73,13 @@ public final class JceEngine implements CryptoEngine {
     private static final String HMAC = "HmacSHA256";
 
     private final Provider provider;
+    private final EngineKind kind;
+    private final boolean nativeProvider; // one call per message; key copies zeroed at close
 
-    private JceEngine(Provider provider) {
+    private JceEngine(Provider provider, EngineKind kind, boolean nativeProvider) {
         this.provider = provider;
+        this.kind = kind;
+        this.nativeProvider = nativeProvider;
     }
 
     /**
@@ -76,7 +88,21 @@ public final class JceEngine implements CryptoEngine {
      * @return a new engine (stateless and thread-safe, like every engine)
      */
     public static JceEngine withDefaultProvider() {
-        return new JceEngine(null);
+        return new JceEngine(null, EngineKind.JCE, false);
+    }
+
+    /**
+     * The engine on a provider object whose AES-GCM and HMAC-SHA256 run in native code (accp),
+     * reported as another kind. The provider need not be installed in {@link Security}. AES-CTR
+     * and AES-CFB come from the provider only if {@code kind} supports them; otherwise they
+     * throw {@link NoSuchAlgorithmException}.
+     *
+     * @param provider the provider object
+     * @param kind the kind this engine reports, and whose operations it offers
+     * @return a new engine on that provider
+     */
+    public static JceEngine onNativeProvider(Provider provider, EngineKind kind) {
+        return new JceEngine(java.util.Objects.requireNonNull(provider, "provider"), kind, true);
     }
 
     /**
@@ -96,7 +122,7 @@ public final class JceEngine implements CryptoEngine {
             throw new NoSuchAlgorithmException("JCE provider '" + name + "' is not installed; installed: "
                     + Arrays.stream(Security.getProviders()).map(Provider::getName).toList());
         }
-        return new JceEngine(p);
+        return new JceEngine(p, EngineKind.JCE, false);
     }
 
     /**
@@ -123,7 +149,14 @@ public final class JceEngine implements CryptoEngine {
 
     @Override
     public EngineKind kind() {
-        return EngineKind.JCE;
+        return kind;
+    }
+
+    private void requireSupported(Operation op) throws NoSuchAlgorithmException {
+        if (!kind.supports(op)) {
+            throw new NoSuchAlgorithmException(kind.id() + " has no " + op.id() + "; use another engine for it"
+                    + " (auto runs each operation on an engine that has it)");
+        }
     }
 
     Cipher cipher(String transformation) throws NoSuchAlgorithmException, NoSuchPaddingException {
@@ -136,31 +169,41 @@ public final class JceEngine implements CryptoEngine {
 
     @Override
     public StreamCipher newAesCtr(byte[] key, byte[] iv) throws GeneralSecurityException {
-        return new JceStreamCipher("CTR", cipher(CTR), key, iv, true);
+        requireSupported(Operation.CTR);
+        return new JceStreamCipher(kind.id(), "CTR", cipher(CTR), key, iv, true);
     }
 
     @Override
     public StreamCipher newAesCfb(byte[] key, byte[] iv, boolean encrypt) throws GeneralSecurityException {
-        return new JceCfb128(cipher(CFB), cipher(ECB), key, iv, encrypt);
+        requireSupported(Operation.CFB);
+        return new JceCfb128(kind.id(), cipher(CFB), cipher(ECB), key, iv, encrypt);
     }
 
     @Override
     public AeadCipher newAesGcm(byte[] key) throws GeneralSecurityException {
         Checks.aesKey(key);
-        return new JceGcm(cipher(GCM), cipher(GCM), cipher(CTR), key);
+        if (nativeProvider) {
+            return new JceGcm(kind.id(), cipher(GCM), null, null, new OwnKey(key, "AES", true));
+        }
+        return new JceGcm(kind.id(), cipher(GCM), cipher(GCM), cipher(CTR), new OwnKey(key, "AES", false));
     }
 
     @Override
     public Hmac newHmacSha256(byte[] key) throws GeneralSecurityException {
         Checks.hmacKey(key);
         Mac mac = mac();
-        OwnKey own = new OwnKey(key, HMAC);
+        OwnKey own = new OwnKey(key, HMAC, nativeProvider);
         try {
-            mac.init(own); // the Mac keeps what it needs (the padded key), so ours can go at once
-        } finally {
+            mac.init(own);
+        } catch (GeneralSecurityException | RuntimeException e) {
             own.destroy();
+            throw e;
         }
-        return new JceHmac(mac);
+        if (!nativeProvider) {
+            own.destroy(); // SunJCE's Mac keeps what it needs (the padded key), so ours can go at once
+            return new JceHmac(kind.id(), mac, null);
+        }
+        return new JceHmac(kind.id(), mac, own);
     }
 
     @Override
@@ -168,8 +211,8 @@ public final class JceEngine implements CryptoEngine {
         return kind().id();
     }
 
-    private static final OwnKey ZERO_AES_KEY = new OwnKey(new byte[16], "AES");
-    private static final OwnKey ZERO_HMAC_KEY = new OwnKey(new byte[32], HMAC);
+    private static final OwnKey ZERO_AES_KEY = new OwnKey(new byte[16], "AES", false);
+    private static final OwnKey ZERO_HMAC_KEY = new OwnKey(new byte[32], HMAC, false);
     private static final IvParameterSpec ZERO_COUNTER = new IvParameterSpec(new byte[16]);
     private static final GCMParameterSpec ZERO_NONCE =
             new GCMParameterSpec(AeadCipher.TAG_LENGTH * 8, new byte[AeadCipher.NONCE_LENGTH]);
@@ -191,16 +234,20 @@ public final class JceEngine implements CryptoEngine {
     /**
      * A raw key that we can zero, unlike {@code SecretKeySpec}. Providers get a fresh copy from
      * {@link #getEncoded()} at each {@code init}; SunJCE zeroes that copy once it has made its own.
+     * A provider that keeps the copy (accp keeps it while the key object stays the same, and asks
+     * for it once per key object) gets a tracked one, zeroed by {@link #destroy()}.
      */
     private static final class OwnKey implements SecretKey {
         private static final long serialVersionUID = 1L;
         private final byte[] bytes;
         private final String algorithm;
+        private final transient java.util.List<byte[]> handedOut; // null: the provider zeroes its copies
         private volatile boolean destroyed;
 
-        OwnKey(byte[] bytes, String algorithm) {
+        OwnKey(byte[] bytes, String algorithm, boolean trackCopies) {
             this.bytes = bytes.clone();
             this.algorithm = algorithm;
+            this.handedOut = trackCopies ? new java.util.ArrayList<>() : null;
         }
 
         @Override
@@ -218,12 +265,24 @@ public final class JceEngine implements CryptoEngine {
             if (destroyed) {
                 throw new IllegalStateException(algorithm + " key has been destroyed");
             }
-            return bytes.clone();
+            byte[] copy = bytes.clone();
+            if (handedOut != null) {
+                synchronized (handedOut) {
+                    handedOut.add(copy);
+                }
+            }
+            return copy;
         }
 
         @Override
         public void destroy() {
             Arrays.fill(bytes, (byte) 0);
+            if (handedOut != null) {
+                synchronized (handedOut) {
+                    handedOut.forEach(copy -> Arrays.fill(copy, (byte) 0));
+                    handedOut.clear();
+                }
+            }
             destroyed = true;
         }
 
@@ -252,12 +311,12 @@ public final class JceEngine implements CryptoEngine {
         private byte[] inScratch;  // plaintext or ciphertext slices; zeroed on close
         private byte[] outScratch;
 
-        JceStreamCipher(String algorithm, Cipher cipher, byte[] key, byte[] iv, boolean encrypt)
+        JceStreamCipher(String engine, String algorithm, Cipher cipher, byte[] key, byte[] iv, boolean encrypt)
                 throws GeneralSecurityException {
-            super("AES-" + Checks.aesKey(key) * 8 + "-" + algorithm + " (jce)");
+            super("AES-" + Checks.aesKey(key) * 8 + "-" + algorithm + " (" + engine + ")");
             Checks.length("iv", iv, 16);
             this.cipher = cipher;
-            this.key = new OwnKey(key, "AES");
+            this.key = new OwnKey(key, "AES", false);
             this.mode = encrypt ? Cipher.ENCRYPT_MODE : Cipher.DECRYPT_MODE;
             cipher.init(mode, this.key, new IvParameterSpec(iv));
         }
@@ -342,12 +401,13 @@ public final class JceEngine implements CryptoEngine {
         private int used;                               // bytes of the current block done (0..15)
         private byte[] scratch;
 
-        JceCfb128(Cipher cfb, Cipher ecb, byte[] key, byte[] iv, boolean encrypt) throws GeneralSecurityException {
-            super("AES-" + Checks.aesKey(key) * 8 + "-CFB128 (jce)");
+        JceCfb128(String engine, Cipher cfb, Cipher ecb, byte[] key, byte[] iv, boolean encrypt)
+                throws GeneralSecurityException {
+            super("AES-" + Checks.aesKey(key) * 8 + "-CFB128 (" + engine + ")");
             Checks.length("iv", iv, 16);
             this.cfb = cfb;
             this.ecb = ecb;
-            this.key = new OwnKey(key, "AES");
+            this.key = new OwnKey(key, "AES", false);
             this.mode = encrypt ? Cipher.ENCRYPT_MODE : Cipher.DECRYPT_MODE;
             ecb.init(Cipher.ENCRYPT_MODE, this.key);
             engineReset(iv);
@@ -459,23 +519,28 @@ public final class JceEngine implements CryptoEngine {
      * AES-CTR from counter block nonce || 2, then seal the plaintext again with GCM to recompute
      * the tag and compare it in constant time ({@link MessageDigest#isEqual}). On a mismatch the
      * plaintext is wiped before the exception.
+     *
+     * <p>On a native provider ({@code verifier} and {@code ctr} null) every message is one
+     * {@code doFinal}: the provider authenticates before it writes plaintext.
      */
     private static final class JceGcm extends BaseAeadCipher {
         private final Cipher cipher;
-        private final Cipher verifier;
-        private final Cipher ctr;
+        private final Cipher verifier; // null on a native provider
+        private final Cipher ctr;      // null on a native provider
+        private final int slice;       // largest input of one provider call
         private final OwnKey key; // for the init of every message
         private final byte[] counterBlock = new byte[16];
         private final byte[] tag = new byte[TAG_LENGTH];
         private byte[] lastVerifierNonce;
         private ByteBuffer scratch;
 
-        JceGcm(Cipher cipher, Cipher verifier, Cipher ctr, byte[] key) {
-            super("AES-" + key.length * 8 + "-GCM (jce)");
+        JceGcm(String engine, Cipher cipher, Cipher verifier, Cipher ctr, OwnKey key) {
+            super("AES-" + key.bytes.length * 8 + "-GCM (" + engine + ")");
             this.cipher = cipher;
             this.verifier = verifier;
             this.ctr = ctr;
-            this.key = new OwnKey(key, "AES");
+            this.slice = ctr == null ? Integer.MAX_VALUE : SLICE;
+            this.key = key;
         }
 
         private void start(Cipher c, int mode, byte[] nonce, byte[] aad) {
@@ -548,7 +613,7 @@ public final class JceEngine implements CryptoEngine {
         protected int engineOpen(byte[] nonce, byte[] aad, Object in, int inOffset, int length, Object out,
                 int outOffset) throws AEADBadTagException {
             int dataLength = length - TAG_LENGTH;
-            if (dataLength > SLICE) {
+            if (dataLength > slice) {
                 return openInSlices(nonce, aad, in, inOffset, dataLength, out, outOffset);
             }
             start(cipher, Cipher.DECRYPT_MODE, nonce, aad);
@@ -627,9 +692,9 @@ public final class JceEngine implements CryptoEngine {
                 if (in instanceof byte[] inArray && out instanceof byte[] outArray) {
                     int written = 0;
                     int done = 0;
-                    while (length - done > SLICE) {
-                        written += cipher.update(inArray, inOffset + done, SLICE, outArray, outOffset + written);
-                        done += SLICE;
+                    while (length - done > slice) {
+                        written += cipher.update(inArray, inOffset + done, slice, outArray, outOffset + written);
+                        done += slice;
                     }
                     return written + cipher.doFinal(inArray, inOffset + done, length - done, outArray,
                             outOffset + written);
@@ -638,8 +703,8 @@ public final class JceEngine implements CryptoEngine {
                 ByteBuffer dst = view(out, outOffset, out instanceof byte[] a ? a.length - outOffset
                         : ((ByteBuffer) out).limit() - outOffset);
                 int written = 0;
-                while (src.remaining() > SLICE) {
-                    src.limit(src.position() + SLICE);
+                while (src.remaining() > slice) {
+                    src.limit(src.position() + slice);
                     written += cipher.update(src, dst);
                     src.limit(length);
                 }
@@ -667,8 +732,10 @@ public final class JceEngine implements CryptoEngine {
             key.destroy();
             // To encrypt: only an encryption makes GCM drop the key it kept from the last one.
             retire(cipher, ZERO_NONCE);
-            retire(verifier, ZERO_NONCE);
-            retire(ctr, ZERO_COUNTER);
+            if (verifier != null) {
+                retire(verifier, ZERO_NONCE);
+                retire(ctr, ZERO_COUNTER);
+            }
             if (scratch != null) {
                 Arrays.fill(scratch.array(), (byte) 0);
             }
@@ -677,10 +744,12 @@ public final class JceEngine implements CryptoEngine {
 
     private static final class JceHmac extends BaseHmac {
         private final Mac mac;
+        private final OwnKey key; // kept until close on a native provider, else null
 
-        JceHmac(Mac mac) {
-            super("HMAC-SHA256 (jce)");
+        JceHmac(String engine, Mac mac, OwnKey key) {
+            super("HMAC-SHA256 (" + engine + ")");
             this.mac = mac;
+            this.key = key;
         }
 
         @Override
@@ -703,6 +772,9 @@ public final class JceEngine implements CryptoEngine {
 
         @Override
         protected void engineClose() {
+            if (key != null) {
+                key.destroy();
+            }
             try {
                 mac.init(ZERO_HMAC_KEY); // overwrites the padded key in place (SunJCE)
             } catch (GeneralSecurityException | RuntimeException e) {
