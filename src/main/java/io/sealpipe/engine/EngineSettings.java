@@ -53,7 +53,17 @@ public record EngineSettings(Optional<EngineKind> engine, boolean requireOpenSsl
         this(engine, requireOpenSsl, aesniDisabled, libcrypto, jceProvider, Map.of(), true);
     }
 
-    /** Copies the per-operation map. */
+    /**
+     * Copies the per-operation map.
+     *
+     * @param engine the forced engine, or empty for auto
+     * @param requireOpenSsl whether a JCE outcome is an error
+     * @param aesniDisabled whether AES-NI is treated as absent
+     * @param libcrypto the libcrypto path, or null for the default search
+     * @param jceProvider the JCE provider name, or null for the default
+     * @param operations the engine forced for single operations (may be empty)
+     * @param warmup whether slow starters warm up in the background
+     */
     public EngineSettings {
         operations = operations.isEmpty() ? Map.of() : Map.copyOf(operations);
     }
