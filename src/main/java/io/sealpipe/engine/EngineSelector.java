@@ -193,7 +193,7 @@ public final class EngineSelector {
         }
         Optional<EngineKind> until = settings.warmup() ? Optional.of(chosen) : Optional.empty();
         boolean jce = byKind.get(EngineKind.JCE).available() && chosen.isOpenSsl();
-        boolean accp = byKind.get(EngineKind.ACCP).available();
+        boolean accp = byKind.get(EngineKind.ACCP).available() && !jvm.checkJni();
         String why;
         switch (op) {
             case CTR -> {
@@ -213,9 +213,13 @@ public final class EngineSelector {
                     return new OperationChoice(op, Optional.of(EngineKind.JCE), "HotSpot's AVX-512 AES-GCM intrinsic ("
                             + jvm + "); OpenSSL before 3.1 has no AVX-512 AES-GCM", until);
                 }
-                why = op == Operation.GCM_OPEN ? "SunJCE buffers whole GCM decryptions"
+                String noAccp = byKind.get(EngineKind.ACCP).available() && jvm.checkJni() ? "; accp is not used under"
+                        + " -Xcheck:jni: the JVM then gives native code copies of arrays, which accp writes back whole,"
+                        + " so parallel streams would lose chunks" : "";
+                why = (op == Operation.GCM_OPEN ? "SunJCE buffers whole GCM decryptions"
                         : !jvm.avx512AesGcm(cpu) ? "no AVX-512 AES-GCM intrinsic in this JVM on this CPU"
-                        : !oldOpenSsl ? "OpenSSL 3.1 and later have AVX-512 AES-GCM too" : "";
+                        : !oldOpenSsl ? "OpenSSL 3.1 and later have AVX-512 AES-GCM too" : "") + noAccp;
+                why = why.startsWith("; ") ? why.substring(2) : why;
             }
             default -> why = "";
         }

@@ -173,7 +173,8 @@ public final class Engines {
                 : accpNeededNow ? AccpEngine.status()
                 : EngineStatus.available(EngineKind.ACCP, "on the class path; loads in the background at first use");
         CpuFeatures cpu = CpuFeatures.detect(settings);
-        return new Inputs(settings, cpu, JavaRuntime.detect(cpu), List.of(jni, jna, jce, accp), version, path);
+        JavaRuntime jvm = JavaRuntime.detect(cpu, OptionalDependency.ACCP.isPresent());
+        return new Inputs(settings, cpu, jvm, List.of(jni, jna, jce, accp), version, path);
     }
 
     /** Loads accp (about 0.3 s) if it has not, and decides again with its real status. */

@@ -12,28 +12,49 @@ import java.util.OptionalInt;
  * @param feature the Java feature release ({@code 17}, {@code 25})
  * @param vmName {@code java.vm.name}
  * @param useAvx HotSpot's {@code UseAVX} flag, empty if it could not be read (not HotSpot)
+ * @param checkJni whether the JVM runs with {@code -Xcheck:jni} (HotSpot's {@code CheckJNICalls}):
+ *     it then gives native code copies of arrays, which a library that writes back a whole array
+ *     (accp) turns into lost output when threads write parts of one array
  */
-public record JavaRuntime(int feature, String vmName, OptionalInt useAvx) {
+public record JavaRuntime(int feature, String vmName, OptionalInt useAvx, boolean checkJni) {
 
     /**
-     * Reads the running JVM. {@code UseAVX} is read (through the HotSpot diagnostic MXBean, about
-     * 15 ms) only when the CPU has AVX-512 and VAES, the only case where it changes a decision.
+     * The facts of a JVM without {@code -Xcheck:jni}.
+     *
+     * @param feature the Java feature release
+     * @param vmName {@code java.vm.name}
+     * @param useAvx HotSpot's {@code UseAVX} flag, or empty
+     */
+    public JavaRuntime(int feature, String vmName, OptionalInt useAvx) {
+        this(feature, vmName, useAvx, false);
+    }
+
+    /**
+     * Reads the running JVM. HotSpot's flags are read (through its diagnostic MXBean, about
+     * 15 ms) only where they change a decision: {@code UseAVX} when the CPU has AVX-512 and VAES,
+     * {@code CheckJNICalls} when accp is on the class path.
      *
      * @param cpu this CPU's features
+     * @param accpPresent whether accp is on the class path
      * @return the facts; never throws
      */
-    public static JavaRuntime detect(CpuFeatures cpu) {
+    public static JavaRuntime detect(CpuFeatures cpu, boolean accpPresent) {
         OptionalInt useAvx = OptionalInt.empty();
-        if (cpu.avx512() && cpu.vaes()) {
+        boolean checkJni = false;
+        boolean avx512 = cpu.avx512() && cpu.vaes();
+        if (avx512 || accpPresent) {
             try {
-                useAvx = OptionalInt.of(Integer.parseInt(ManagementFactory
-                        .getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class)
-                        .getVMOption("UseAVX").getValue()));
+                com.sun.management.HotSpotDiagnosticMXBean hotspot =
+                        ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+                if (avx512) {
+                    useAvx = OptionalInt.of(Integer.parseInt(hotspot.getVMOption("UseAVX").getValue()));
+                }
+                checkJni = accpPresent && Boolean.parseBoolean(hotspot.getVMOption("CheckJNICalls").getValue());
             } catch (RuntimeException | LinkageError e) {
                 // not HotSpot, or no jdk.management module: the intrinsics are then not assumed
             }
         }
-        return new JavaRuntime(Runtime.version().feature(), System.getProperty("java.vm.name", "?"), useAvx);
+        return new JavaRuntime(Runtime.version().feature(), System.getProperty("java.vm.name", "?"), useAvx, checkJni);
     }
 
     /**
@@ -58,6 +79,7 @@ public record JavaRuntime(int feature, String vmName, OptionalInt useAvx) {
 
     @Override
     public String toString() {
-        return "Java " + feature + " (" + vmName + ")" + (useAvx.isPresent() ? ", UseAVX=" + useAvx.getAsInt() : "");
+        return "Java " + feature + " (" + vmName + ")" + (useAvx.isPresent() ? ", UseAVX=" + useAvx.getAsInt() : "")
+                + (checkJni ? ", -Xcheck:jni" : "");
     }
 }

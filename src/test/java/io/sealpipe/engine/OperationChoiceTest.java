@@ -93,6 +93,16 @@ class OperationChoiceTest {
     }
 
     @Test
+    void underCheckJniAccpIsLeftOutAndTheReasonSaysWhy() {
+        JavaRuntime checked = new JavaRuntime(17, "OpenJDK 64-Bit Server VM", OptionalInt.of(3), true);
+        EngineReport r = select(EngineSettings.defaults(), XEON, checked, ACCP, OPENSSL_30);
+        assertEquals(EngineKind.JCE, engines(r).get(Operation.GCM_SEAL), "the rule without accp");
+        assertEquals(EngineKind.OPENSSL_JNI, engines(r).get(Operation.GCM_OPEN));
+        assertTrue(r.operation(Operation.GCM_OPEN).reason().contains("accp is not used under -Xcheck:jni"),
+                r.operation(Operation.GCM_OPEN).reason());
+    }
+
+    @Test
     void perOperationPropertiesWinAndTheirMistakesAreNamed() {
         Properties p = new Properties();
         p.setProperty("sealpipe.engine.ctr", "openssl-jna");
