@@ -45,8 +45,10 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>{@code impl}:
  * <ul>
- *   <li>{@code openssl-jni}, {@code openssl-jna}, {@code jce}: sealpipe's {@code GcmStreams}
- *       with a 32-byte key on that engine.
+ *   <li>{@code openssl-jni}, {@code openssl-jna}, {@code jce}, {@code accp-engine} (the accp
+ *       engine), {@code auto}: sealpipe's {@code GcmStreams} with a 32-byte key on that engine;
+ *       {@code auto} is {@code Engines.auto()}, whose chosen engines warm up in the background
+ *       (during JMH's warm-up), not in set-up.
  *   <li>{@code openssl-jni-mapped}: as {@code openssl-jni}, but the decrypting stream reads the
  *       message from a direct ByteBuffer ({@code GcmStreams.decrypt(ByteBuffer)}, as a
  *       {@code FileChannel.map} region gives): chunks are opened straight from it, no copy.
@@ -84,8 +86,8 @@ public class GcmStreamBenchmark {
     static final int JCE_WARM_CALLS = 10_000;
     private static final int CHUNK = 16384;
 
-    @Param({"openssl-jni", "openssl-jni-mapped", "openssl-jna", "jce", "raw-openssl-jni", "raw-openssl-jni-message",
-            "tink", "sunjce", "accp"})
+    @Param({"openssl-jni", "openssl-jni-mapped", "openssl-jna", "jce", "accp-engine", "auto", "raw-openssl-jni",
+            "raw-openssl-jni-message", "tink", "sunjce", "accp"})
     public String impl;
 
     @Param({"16384", "1048576"})
@@ -124,8 +126,9 @@ public class GcmStreamBenchmark {
         }
         byte[] messagePlain = Fixtures.bytes(MESSAGE_SIZE, 5);
         switch (impl) {
-            case "openssl-jni", "openssl-jni-mapped", "openssl-jna", "jce" -> {
-                gcm = GcmStreams.builder().key(key).engine(EngineKind.fromId(impl.replace("-mapped", ""))).parallelism(1)
+            case "openssl-jni", "openssl-jni-mapped", "openssl-jna", "jce", "accp-engine", "auto" -> {
+                String engine = impl.replace("-mapped", "").replace("-engine", "");
+                gcm = GcmStreams.builder().key(key).engine(Engines.forName(engine)).parallelism(1)
                         .closeUnderlying(false).build();
                 out = gcm.encrypt(sink);
                 message = encrypt(gcm::encrypt, messagePlain);
