@@ -41,7 +41,7 @@ final class SpeedChart {
         System.setProperty("java.awt.headless", "true");
         List<String> groups = new ArrayList<>();
         for (Cell c : rows) {
-            String g = c.mode().id + " · " + c.engine().id();
+            String g = c.mode().id + " · " + c.engine();
             if (!groups.contains(g)) {
                 groups.add(g);
             }
@@ -63,7 +63,7 @@ final class SpeedChart {
             for (String g : groups) {
                 Double v = null;
                 for (Cell c : rows) {
-                    if (c.size() == size && g.equals(c.mode().id + " · " + c.engine().id())) {
+                    if (c.size() == size && g.equals(c.mode().id + " · " + c.engine())) {
                         v = mbps.get(c);
                     }
                 }

@@ -5,7 +5,9 @@ import io.sealpipe.GcmStreams;
 import io.sealpipe.SnappyStreams;
 import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.engine.CryptoEngine;
+import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Hmac;
+import io.sealpipe.engine.Operation;
 import io.sealpipe.engine.StreamCipher;
 import io.sealpipe.internal.TextLikeData;
 import java.io.ByteArrayOutputStream;
@@ -14,6 +16,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.security.GeneralSecurityException;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
 
@@ -28,24 +31,40 @@ final class SpeedWorkloads {
 
     /** The table's rows, with the names {@code --mode} and the JSON output use. */
     enum Mode {
-        GCM_STREAM("gcm-stream", "GCM stream (Cobblestone-256), write"),
-        CTR_STREAM("ctr-stream", "CTR stream (Hadoop format), write"),
-        GCM("gcm", "AES-256-GCM seal, one message per call"),
-        CTR("ctr", "AES-256-CTR"),
-        CFB("cfb", "AES-256-CFB128"),
-        HMAC_SHA256("hmac-sha256", "HMAC-SHA256, one MAC per call"),
-        CFB_HMAC_SHA256("cfb+hmac-sha256", "AES-256-CFB128, then HMAC-SHA256 of the ciphertext"),
-        SNAPPY_GCM_WRITE("snappy+gcm-write", "Snappy framing, then GCM stream: write path, text-like data"),
-        GCM_SNAPPY_READ("gcm+snappy-read", "GCM stream, then Snappy framing: read path, text-like data"),
+        GCM_STREAM("gcm-stream", "GCM stream (Cobblestone-256), write", Operation.GCM_SEAL),
+        CTR_STREAM("ctr-stream", "CTR stream (Hadoop format), write", Operation.CTR),
+        GCM("gcm", "AES-256-GCM seal, one message per call", Operation.GCM_SEAL),
+        CTR("ctr", "AES-256-CTR", Operation.CTR),
+        CFB("cfb", "AES-256-CFB128", Operation.CFB),
+        HMAC_SHA256("hmac-sha256", "HMAC-SHA256, one MAC per call", Operation.HMAC_SHA256),
+        CFB_HMAC_SHA256("cfb+hmac-sha256", "AES-256-CFB128, then HMAC-SHA256 of the ciphertext", Operation.CFB,
+                Operation.HMAC_SHA256),
+        SNAPPY_GCM_WRITE("snappy+gcm-write", "Snappy framing, then GCM stream: write path, text-like data",
+                Operation.GCM_SEAL),
+        GCM_SNAPPY_READ("gcm+snappy-read", "GCM stream, then Snappy framing: read path, text-like data",
+                Operation.GCM_OPEN),
         /** Not a row of the table: CTR stream decryption, for the AES-NI on/off seed. */
-        CTR_STREAM_READ("ctr-stream-read", "CTR stream (Hadoop format), read");
+        CTR_STREAM_READ("ctr-stream-read", "CTR stream (Hadoop format), read", Operation.CTR);
 
         final String id;
         final String description;
+        /** The operations whose speed the row measures (gcm+snappy-read also seals its input once). */
+        final List<Operation> operations;
 
-        Mode(String id, String description) {
+        Mode(String id, String description, Operation... operations) {
             this.id = id;
             this.description = description;
+            this.operations = List.of(operations);
+        }
+
+        /** What {@code kind} lacks of this mode's operations, or null when it has them all. */
+        String lackedBy(EngineKind kind) {
+            for (Operation op : operations) {
+                if (!kind.supports(op)) {
+                    return kind.id() + " has no " + op.id();
+                }
+            }
+            return null;
         }
 
         static final Mode[] TABLE = Arrays.copyOf(values(), values().length - 1);
