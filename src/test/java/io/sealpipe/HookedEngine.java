@@ -12,11 +12,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.crypto.AEADBadTagException;
 
 /**
- * A real engine with two things added for race tests: a hook that runs inside the next AES-CTR or
- * AES-GCM cipher creation on a chosen thread, after the caller handed over the key array and
+ * A real engine with three things added for race tests: a hook that runs inside the next AES-CTR
+ * or AES-GCM cipher creation on a chosen thread, after the caller handed over the key array and
  * before the real engine reads it (so a test can place another thread's whole step exactly
- * there); and counts of the CTR and GCM ciphers made and closed, so a test sees a cipher left
- * unclosed.
+ * there); a hook that runs at the start of every {@code openChunks} of its GCM ciphers, on
+ * whichever thread opens them (so a test can hold a worker in the middle of a batch); and counts
+ * of the CTR and GCM ciphers made and closed, so a test sees a cipher left unclosed.
  */
 final class HookedEngine implements CryptoEngine {
     private final CryptoEngine real;
@@ -24,6 +25,12 @@ final class HookedEngine implements CryptoEngine {
     private final AtomicInteger closed = new AtomicInteger();
     private volatile Thread hookThread;
     private volatile Runnable hook;
+    private volatile OpenHook openHook;
+
+    /** Runs at the start of {@code openChunks}, before the real engine opens anything. */
+    interface OpenHook {
+        void opening(long firstChunk, int count);
+    }
 
     HookedEngine(CryptoEngine real) {
         this.real = real;
@@ -33,6 +40,18 @@ final class HookedEngine implements CryptoEngine {
     void beforeNextCipher(Thread thread, Runnable hook) {
         this.hook = hook;
         this.hookThread = thread;
+    }
+
+    /** Runs {@code hook} at the start of every {@code openChunks} of the GCM ciphers made by this engine. */
+    void onOpenChunks(OpenHook hook) {
+        this.openHook = hook;
+    }
+
+    private void runOpenHook(long firstChunk, int count) {
+        OpenHook h = openHook;
+        if (h != null) {
+            h.opening(firstChunk, count);
+        }
     }
 
     /** CTR and GCM ciphers made and not closed yet. */
@@ -157,11 +176,13 @@ final class HookedEngine implements CryptoEngine {
         @Override
         public int openChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
                 int outOffset) {
+            runOpenHook(firstChunk, count);
             return real.openChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
         }
 
         @Override
         public int openChunks(byte[] baseNonce, long firstChunk, ByteBuffer in, ByteBuffer out) {
+            runOpenHook(firstChunk, in.remaining() / Cobblestone.SEALED_CHUNK_SIZE);
             return real.openChunks(baseNonce, firstChunk, in, out);
         }
 
