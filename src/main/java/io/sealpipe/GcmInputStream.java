@@ -17,6 +17,7 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.ReadableByteChannel;
 import java.util.Arrays;
+import java.util.concurrent.locks.ReentrantLock;
 import javax.crypto.AEADBadTagException;
 
 /**
@@ -36,9 +37,17 @@ import javax.crypto.AEADBadTagException;
  * thread-safe. For random access use {@link GcmSeekableChannel}.
  *
  * <p>With {@link GcmStreams.Builder#parallelism parallelism} above 1, once the message passed
- * its first MiB, batches of chunks are read ahead and opened by this thread and shared workers
- * together (see {@link Parallelism}); what a read returns is the same. {@code close()} waits for
- * the workers.
+ * its first MiB, batches of 64 chunks (1 MiB) are opened by this thread and shared workers
+ * together (see {@link Parallelism}), and while the workers open one batch this thread reads the
+ * next one from the wrapped stream (it stops early once the batch is open): a read may so wait
+ * for up to about 1 MiB more ciphertext than it returns plaintext for. The wrapped stream is
+ * read on the calling thread only, never by a worker. What a read returns is the same, and so
+ * are the failures: an error of the wrapped stream during that read-ahead is thrown, as it is,
+ * by the read that gets to those bytes, after every authentic chunk before them was returned,
+ * and does not poison the stream either. {@code close()} waits for the workers; called from
+ * another thread while a read is opening a batch, it closes the wrapped stream first (which
+ * ends most blocked reads), then waits for that read's batch before it frees anything, and the
+ * read fails as closed.
  */
 public final class GcmInputStream extends InputStream implements ReadableByteChannel {
     /** Sealed chunks read ahead: up to this many are opened per engine call. */
@@ -60,6 +69,20 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     private int sealedPos;   // sealed[sealedPos, sealedLimit): ciphertext not yet opened
     private int sealedLimit;
     private boolean sourceEnded;
+    /**
+     * The next batch, read from the source while workers open the batch in {@link #sealed}; the
+     * two arrays swap after each batch (parallelism above 1 over a source only, else null).
+     */
+    private byte[] ahead;
+    private int aheadLimit;  // ahead[0, aheadLimit): ciphertext after the batch being opened
+    /** What the source threw during a read-ahead: thrown when a read needs the bytes after those read. */
+    private Throwable sourceFailure;
+    /**
+     * Held by a read while it opens a batch with workers, and by {@code close()} before it frees
+     * the workers' ciphers and the buffers, so a close() from another thread waits for that batch
+     * (parallelism above 1 only, else null).
+     */
+    private final ReentrantLock batchLock;
     private byte[] plain = new byte[CHUNK_SIZE];
     private int plainPos;    // plain[plainPos, plainLimit): authenticated plaintext not yet returned
     private int plainLimit;
@@ -81,6 +104,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         this.sealed = new byte[CHUNKS_PER_READ * SEALED_CHUNK_SIZE + 1];
         this.params = params;
         this.inputKey = params.keyCopy();
+        this.batchLock = params.parallelism() > 1 ? new ReentrantLock() : null;
     }
 
     /** Over a message held in memory: chunks are opened straight from it, with no copy. */
@@ -93,6 +117,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         this.sourceEnded = true;
         this.params = params;
         this.inputKey = params.keyCopy();
+        this.batchLock = params.parallelism() > 1 ? new ReentrantLock() : null;
     }
 
     /**
@@ -240,14 +265,13 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             }
             int opened;
             if (job != null && count > 1) {
-                job.startOpen(nextChunk, sealed, memory, sealedPos, count, dst, off);
-                opened = job.awaitOpen(cipher);
+                opened = openBatch(count, dst, off);
             } else {
                 opened = memory != null
                     ? cipher.openChunks(baseNonce, nextChunk, window(count * SEALED_CHUNK_SIZE), view(dst, off, count * CHUNK_SIZE))
                     : cipher.openChunks(baseNonce, nextChunk, sealed, sealedPos, count, dst, off);
+                sealedPos += opened * SEALED_CHUNK_SIZE;
             }
-            sealedPos += opened * SEALED_CHUNK_SIZE;
             nextChunk += opened;
             if (opened < count) {
                 StreamAuthenticationException e = chunkFailed(nextChunk);
@@ -284,6 +308,88 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         return n;
     }
 
+    /**
+     * Opens {@code count} full chunks from {@link #sealedPos} with the workers and, over a
+     * source, reads the next batch into {@link #ahead} meanwhile, which then becomes {@link
+     * #sealed}. Returns how many chunks, from the first, authenticated (see {@link
+     * ChunkJob#awaitOpen}); throws {@link java.nio.channels.ClosedChannelException} if {@code
+     * close()} came in from another thread meanwhile (it waits for this batch).
+     */
+    private int openBatch(int count, byte[] dst, int off) throws IOException {
+        batchLock.lock();
+        try {
+            state.checkOpen();
+            job.startOpen(nextChunk, sealed, memory, sealedPos, count, dst, off);
+            if (source != null) {
+                readAhead(sealedPos + count * SEALED_CHUNK_SIZE); // throws nothing: the round is always awaited
+            }
+            int opened;
+            try {
+                opened = job.awaitOpen(cipher);
+            } catch (Throwable t) {
+                // An engine failure: where the chunks stand is unknown, and the read-ahead is
+                // already in the other buffer, so the stream cannot go on.
+                throw state.fail(t);
+            }
+            if (source != null) {
+                byte[] opening = sealed; // the ciphertext after the opened chunks is at the front of ahead
+                sealed = ahead;
+                ahead = opening;
+                sealedPos = 0;
+                sealedLimit = aheadLimit;
+            } else {
+                sealedPos += opened * SEALED_CHUNK_SIZE;
+            }
+            state.checkOpen(); // close() waits for this batch: its plaintext is not returned
+            return opened;
+        } finally {
+            batchLock.unlock();
+        }
+    }
+
+    /**
+     * While workers open the chunks before {@code from}: moves the ciphertext from there to the
+     * front of {@link #ahead} and reads the source into it until it is full, the source ends, or
+     * the batch being opened is done (then the rest is read when it is needed). A failure of the
+     * source is kept in {@link #sourceFailure}, for the read that needs the bytes after those
+     * read.
+     */
+    private void readAhead(int from) {
+        aheadLimit = sealedLimit - from;
+        System.arraycopy(sealed, from, ahead, 0, aheadLimit);
+        if (sourceEnded || sourceFailure != null) {
+            return;
+        }
+        try {
+            while (aheadLimit < ahead.length && !job.isDone()) {
+                int n = source.read(ahead, aheadLimit, ahead.length - aheadLimit);
+                if (n < 0) {
+                    sourceEnded = true;
+                    break;
+                }
+                aheadLimit += n;
+            }
+        } catch (Throwable t) { // Errors too: thrown later, as they are, like the rest
+            sourceFailure = t;
+        }
+    }
+
+    /** Throws the source's failure kept by {@link #readAhead}, once: a later read asks the source again. */
+    private void throwSourceFailure() throws IOException {
+        Throwable t = sourceFailure;
+        sourceFailure = null;
+        if (t instanceof IOException e) {
+            throw e;
+        }
+        if (t instanceof RuntimeException e) {
+            throw e;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        throw new IOException("the wrapped stream failed: " + t, t);
+    }
+
     /** {@code length} bytes of the in-memory message from {@link #sealedPos}. */
     private ByteBuffer window(int length) {
         memoryWindow.limit(sealedPos + length).position(sealedPos);
@@ -313,6 +419,14 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         int available = sealedLimit - sealedPos;
         if (available >= wanted || sourceEnded) {
             return available;
+        }
+        if (sourceFailure != null) {
+            // The source failed during a read-ahead: first the whole chunks read before that
+            // (a byte after them shows they are not the final chunk), then its failure.
+            if (available > SEALED_CHUNK_SIZE) {
+                return available;
+            }
+            throwSourceFailure();
         }
         if (sealedPos > 0) {
             System.arraycopy(sealed, sealedPos, sealed, 0, available);
@@ -376,22 +490,28 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             return;
         }
         int helpers = params.parallelism() - 1;
-        helperCiphers = new ResourcePool<>(params.newCiphers(messageKey, helpers));
-        Arrays.fill(messageKey, (byte) 0);
-        messageKey = null;
-        job = new ChunkJob(helperCiphers, params.executor(), baseNonce, params.parallelism(), memory);
-        if (source != null) {
-            byte[] bigger = new byte[GcmParallelWriter.BATCH_CHUNKS * SEALED_CHUNK_SIZE + 1];
-            int pending = sealedLimit - sealedPos;
-            System.arraycopy(sealed, sealedPos, bigger, 0, pending);
-            Arrays.fill(sealed, (byte) 0);
-            sealed = bigger;
-            sealedPos = 0;
-            sealedLimit = pending;
+        batchLock.lock(); // a close() from another thread sees the job and the buffers it must free
+        try {
+            helperCiphers = new ResourcePool<>(params.newCiphers(messageKey, helpers));
+            Arrays.fill(messageKey, (byte) 0);
+            messageKey = null;
+            job = new ChunkJob(helperCiphers, params.executor(), baseNonce, params.parallelism(), memory);
+            if (source != null) {
+                byte[] bigger = new byte[GcmParallelWriter.BATCH_CHUNKS * SEALED_CHUNK_SIZE + 1];
+                int pending = sealedLimit - sealedPos;
+                System.arraycopy(sealed, sealedPos, bigger, 0, pending);
+                Arrays.fill(sealed, (byte) 0);
+                sealed = bigger;
+                sealedPos = 0;
+                sealedLimit = pending;
+                ahead = new byte[bigger.length];
+            }
+            Arrays.fill(plain, (byte) 0);
+            plain = new byte[GcmParallelWriter.BATCH_CHUNKS * CHUNK_SIZE];
+            plainPos = plainLimit = 0;
+        } finally {
+            batchLock.unlock();
         }
-        Arrays.fill(plain, (byte) 0);
-        plain = new byte[GcmParallelWriter.BATCH_CHUNKS * CHUNK_SIZE];
-        plainPos = plainLimit = 0;
     }
 
     @Override
@@ -406,8 +526,23 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         }
         Closer closer = new Closer();
         if (params.closeUnderlying() && source != null) {
-            closer.run(source::close);
+            closer.run(source::close); // first: ends a read-ahead blocked in it, which the lock below waits for
         }
+        if (batchLock != null) {
+            batchLock.lock(); // waits for a batch that a read on another thread is opening
+        }
+        try {
+            release(closer);
+        } finally {
+            if (batchLock != null) {
+                batchLock.unlock();
+            }
+        }
+        closer.rethrow();
+    }
+
+    /** Stops the workers, frees the ciphers and zeroes the keys and buffers (for close). */
+    private void release(Closer closer) {
         if (job != null) {
             job.shutdown(); // waits for the workers
             for (AeadCipher c : helperCiphers.drain()) {
@@ -423,10 +558,12 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         inputKey.destroy(); // still held if no read got to the header
         Arrays.fill(plain, (byte) 0);
         Arrays.fill(sealed, (byte) 0);
+        if (ahead != null) {
+            Arrays.fill(ahead, (byte) 0);
+        }
         if (baseNonce != null) {
             Arrays.fill(baseNonce, (byte) 0);
         }
         plainPos = plainLimit = 0;
-        closer.rethrow();
     }
 }
