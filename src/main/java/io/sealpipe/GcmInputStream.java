@@ -156,7 +156,8 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
                 n = openNext(b, off, len / CHUNK_SIZE); // straight into the caller's array
             } else {
                 plainPos = plainLimit = 0; // nothing is buffered if openNext throws
-                plainLimit = openNext(plain, 0, plain.length / CHUNK_SIZE);
+                byte[] into = plainBuffer();
+                plainLimit = openNext(into, 0, into.length / CHUNK_SIZE);
                 n = plainLimit == 0 ? 0 : fromPlain(b, off, len);
                 if (n > 0) {
                     return n; // already counted by fromPlain
@@ -212,11 +213,24 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             }
             goParallelIfDue();
             plainPos = plainLimit = 0; // nothing is buffered if openNext throws
-            plainLimit = openNext(plain, 0, plain.length / CHUNK_SIZE);
+            byte[] into = plainBuffer();
+            plainLimit = openNext(into, 0, into.length / CHUNK_SIZE);
             if (plainLimit > 0) {
                 return plainLimit;
             }
         }
+    }
+
+    /**
+     * The plaintext buffer, empty: one chunk long, or a whole batch once workers help (made by
+     * the first read that needs it, so a stream read in large reads never makes it).
+     */
+    private byte[] plainBuffer() {
+        if (job != null && plain.length < GcmParallelWriter.BATCH_CHUNKS * CHUNK_SIZE) {
+            Arrays.fill(plain, (byte) 0);
+            plain = new byte[GcmParallelWriter.BATCH_CHUNKS * CHUNK_SIZE];
+        }
+        return plain;
     }
 
     @Override
@@ -506,9 +520,6 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
                 sealedLimit = pending;
                 ahead = new byte[bigger.length];
             }
-            Arrays.fill(plain, (byte) 0);
-            plain = new byte[GcmParallelWriter.BATCH_CHUNKS * CHUNK_SIZE];
-            plainPos = plainLimit = 0;
         } finally {
             batchLock.unlock();
         }
