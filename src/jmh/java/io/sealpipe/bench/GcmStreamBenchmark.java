@@ -71,8 +71,17 @@ import org.openjdk.jmh.annotations.Warmup;
  * The SunJCE-based impls (jce, tink, sunjce) are warmed in set-up with {@value #JCE_WARM_CALLS}
  * 16 KiB GCM seals and opens before JMH's own warm-up, or they would measure the interpreter.
  *
+ * <p>{@code parallelism} is the sealpipe streams' {@code GcmStreams.Builder#parallelism} (1: the
+ * benchmark thread alone; 2: with one shared worker, from each message's second MiB on), so p1
+ * and p2 come side by side; the other impls ignore it (run them with {@code -p parallelism=1}).
+ *
  * <pre>
  * mvn -Pjmh verify -Djmh.args="GcmStreamBenchmark -prof gc -rf json -rff target/jmh-gcm-stream.json"
+ * </pre>
+ *
+ * Reading at parallelism 1 against 2, 1 MiB reads, on openssl-jni:
+ * <pre>
+ * mvn -Pjmh verify -Djmh.args="'GcmStreamBenchmark.decrypt$' -p impl=openssl-jni -p size=1048576 -p parallelism=1,2"
  * </pre>
  */
 @State(Scope.Thread)
@@ -92,6 +101,9 @@ public class GcmStreamBenchmark {
 
     @Param({"16384", "1048576"})
     public int size;
+
+    @Param({"1", "2"})
+    public int parallelism;
 
     private byte[] key;
     private byte[] plain;
@@ -128,7 +140,7 @@ public class GcmStreamBenchmark {
         switch (impl) {
             case "openssl-jni", "openssl-jni-mapped", "openssl-jna", "jce", "accp-engine", "auto" -> {
                 String engine = impl.replace("-mapped", "").replace("-engine", "");
-                gcm = GcmStreams.builder().key(key).engine(Engines.forName(engine)).parallelism(1)
+                gcm = GcmStreams.builder().key(key).engine(Engines.forName(engine)).parallelism(parallelism)
                         .closeUnderlying(false).build();
                 out = gcm.encrypt(sink);
                 message = encrypt(gcm::encrypt, messagePlain);
