@@ -38,10 +38,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>One operation is one application {@code write} of {@code size} bytes to a long-lived
  * encrypting stream ({@link #encrypt()}), or reading {@code size} bytes from a decrypting stream
  * ({@link #decrypt()}). The sink only counts. The decrypting streams read a message of
- * {@value #MESSAGE_SIZE} bytes (it stays in the 32 MiB L3 cache) held in an array, through an
- * unsynchronized source that copies like any source; at its end the stream is closed and a new
- * one opened on the same message, which costs its header check and buffers once per
- * {@value #MESSAGE_SIZE} bytes (counted in the figures, allocation included).
+ * {@code messageMiB} MiB (default 16: it stays in the 32 MiB L3 cache) held in an array, through
+ * an unsynchronized source that copies like any source; at its end the stream is closed and a
+ * new one opened on the same message, which costs its header check, its first MiB on one thread
+ * and its buffers once per message (counted in the figures, allocation included). A long
+ * message ({@code -p messageMiB=256}) shows what a stream does past its start.
  *
  * <p>{@code impl}:
  * <ul>
@@ -57,7 +58,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *       operation: the work of {@code openssl speed -evp aes-256-gcm -bytes 16384}, through our
  *       own JNI call.
  *   <li>{@code raw-openssl-jni-message}: as {@code raw-openssl-jni} for encryption; decryption
- *       opens the next 16 KiB chunk of a {@value #MESSAGE_SIZE}-byte sealed message each time
+ *       opens the next 16 KiB chunk of the sealed message each time
  *       ({@code AeadCipher.openChunks}, one chunk a call) instead of the same chunk again: the
  *       stream's data, where it is, without the stream. The difference to {@code raw-openssl-jni}
  *       is what reading fresh data from L3 instead of L1/L2 costs.
@@ -91,7 +92,6 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 2, timeUnit = TimeUnit.SECONDS)
 @Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 public class GcmStreamBenchmark {
-    static final int MESSAGE_SIZE = 16 << 20;
     static final int JCE_WARM_CALLS = 10_000;
     private static final int CHUNK = 16384;
 
@@ -104,6 +104,10 @@ public class GcmStreamBenchmark {
 
     @Param({"1", "2"})
     public int parallelism;
+
+    /** The decrypted message's size in MiB. */
+    @Param({"16"})
+    public int messageMiB;
 
     private byte[] key;
     private byte[] plain;
@@ -122,7 +126,7 @@ public class GcmStreamBenchmark {
     private byte[] sealedChunk;  // one 16 KiB message sealed, for raw and sunjce opens
     private byte[] sealedNonce;
     private ByteBuffer mapped;   // openssl-jni-mapped: the message in a direct buffer
-    private byte[] sealedMessage; // raw-openssl-jni-message: MESSAGE_SIZE bytes as sealed chunks
+    private byte[] sealedMessage; // raw-openssl-jni-message: the message as sealed chunks
     private byte[] baseNonce;
     private int messageChunks;
     private int nextChunk;
@@ -136,7 +140,7 @@ public class GcmStreamBenchmark {
         if (impl.equals("jce") || impl.equals("tink") || impl.equals("sunjce") || impl.equals("accp")) {
             warmSunJce();
         }
-        byte[] messagePlain = Fixtures.bytes(MESSAGE_SIZE, 5);
+        byte[] messagePlain = Fixtures.bytes(messageMiB << 20, 5);
         switch (impl) {
             case "openssl-jni", "openssl-jni-mapped", "openssl-jna", "jce", "accp-engine", "auto" -> {
                 String engine = impl.replace("-mapped", "").replace("-engine", "");
@@ -172,7 +176,7 @@ public class GcmStreamBenchmark {
                 }
                 verifyRawOpen(chunk);
                 if (impl.endsWith("-message")) {
-                    messageChunks = MESSAGE_SIZE / CHUNK;
+                    messageChunks = (messageMiB << 20) / CHUNK;
                     baseNonce = Fixtures.bytes(12, 6);
                     sealedMessage = new byte[messageChunks * (CHUNK + 16)];
                     raw.sealChunks(baseNonce, 0, messagePlain, 0, messageChunks, sealedMessage, 0);
