@@ -191,6 +191,69 @@ static jint JNICALL cipherUpdate(JNIEnv *env, jclass cls, jlong handle, jobject 
     return outl;
 }
 
+/* Throws and returns 0 unless array[offset, offset + length) lies inside a non-null byte[]. */
+static int small_range(JNIEnv *env, jbyteArray array, jint offset, jint length, const char *name) {
+    char message[128];
+    if (array == NULL) {
+        snprintf(message, sizeof(message), "%s is null", name);
+        sp_throw(env, "java/lang/NullPointerException", message);
+        return 0;
+    }
+    jsize size = (*env)->GetArrayLength(env, array);
+    if (offset < 0 || (jlong)offset + (jlong)length > (jlong)size) {
+        snprintf(message, sizeof(message), "%s: offset %d and length %d out of bounds for size %d", name,
+                 (int)offset, (int)length, (int)size);
+        sp_throw(env, "java/lang/IndexOutOfBoundsException", message);
+        return 0;
+    }
+    return 1;
+}
+
+/*
+ * CTR/CFB on byte[] ranges of at most SP_SMALL_CALL bytes. Copying them through the stack with
+ * Get/SetByteArrayRegion costs a small call less than cipherUpdate's telling arrays from
+ * buffers (IsInstanceOf) and pinning two arrays; it also writes back only the call's range, so
+ * it is right on JVMs that hand out copies. The stack copy is cleansed before returning.
+ */
+static jint JNICALL cipherUpdateSmall(JNIEnv *env, jclass cls, jlong handle, jbyteArray jin, jint in_off,
+                                      jbyteArray jout, jint out_off, jint len) {
+    (void)cls;
+    unsigned char data[SP_SMALL_CALL];
+    char message[96];
+    int outl = 0;
+    struct sp_cipher *c = sp_cipher_from_handle(env, handle, 0);
+    if (c == NULL) {
+        return -1;
+    }
+    if (c->mode == SP_AES_GCM) {
+        sp_throw(env, "java/lang/IllegalArgumentException", "use gcmSeal/gcmOpen for GCM");
+        return -1;
+    }
+    if (len < 0 || len > SP_SMALL_CALL) {
+        snprintf(message, sizeof(message), "length %d: small calls take 0 to %d bytes", (int)len, SP_SMALL_CALL);
+        sp_throw(env, "java/lang/IllegalArgumentException", message);
+        return -1;
+    }
+    /* Both ranges before the cipher moves on: a refused output must not cost keystream. */
+    if (!small_range(env, jin, in_off, len, "input") || !small_range(env, jout, out_off, len, "output")) {
+        return -1;
+    }
+    if (len == 0) {
+        return 0;
+    }
+    (*env)->GetByteArrayRegion(env, jin, in_off, len, (jbyte *)data);
+    int ok = sp_crypto->EVP_CipherUpdate(c->ctx, data, &outl, data, len);
+    if (ok && outl == len) {
+        (*env)->SetByteArrayRegion(env, jout, out_off, len, (const jbyte *)data);
+    }
+    sp_cleanse(data, (size_t)len);
+    if (!ok || outl != len) {
+        sp_throw_openssl(env, "java/lang/IllegalStateException", "EVP_CipherUpdate failed");
+        return -1;
+    }
+    return outl;
+}
+
 /*
  * GCM seal/open share one body: set the nonce, feed the AAD, transform the data, then write
  * (seal) or check (open) the 16-byte tag that follows the ciphertext.
@@ -320,6 +383,7 @@ static const JNINativeMethod methods[] = {
     {"cipherFree", "(J)V", (void *)cipherFree},
     {"cipherReset", "(J[BZ)V", (void *)cipherReset},
     {"cipherUpdate", "(JLjava/lang/Object;ILjava/lang/Object;II)I", (void *)cipherUpdate},
+    {"cipherUpdateSmall", "(J[BI[BII)I", (void *)cipherUpdateSmall},
     {"gcmSeal", "(J[B[BLjava/lang/Object;IILjava/lang/Object;I)I", (void *)gcmSeal},
     {"gcmOpen", "(J[B[BLjava/lang/Object;IILjava/lang/Object;I)I", (void *)gcmOpen},
 };

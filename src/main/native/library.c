@@ -42,7 +42,7 @@ static void JNICALL checkConstants(JNIEnv *env, jclass cls, jintArray jvalues) {
         SP_CPU_AESNI,       SP_CPU_PCLMULQDQ,  SP_CPU_AVX2,
         SP_CPU_VAES,        SP_CPU_VPCLMULQDQ, SP_CPU_AVX512,
         SP_CPU_KNOWN,
-        SP_CHUNK_SIZE,
+        SP_CHUNK_SIZE,      SP_SMALL_CALL,
     };
     const jsize n = (jsize)(sizeof(expected) / sizeof(expected[0]));
     jint values[sizeof(expected) / sizeof(expected[0])];

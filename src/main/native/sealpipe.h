@@ -21,6 +21,7 @@
 #define SP_AES_BLOCK 16
 #define SP_HMAC_SHA256_LENGTH 32
 #define SP_CHUNK_SIZE 16384 /* c2sp.org/chunked-encryption: plaintext bytes per full chunk */
+#define SP_SMALL_CALL 512   /* the most bytes cipherUpdateSmall takes: it copies through the stack */
 
 /* CPU feature bits returned by cpuFeatures(). */
 #define SP_CPU_AESNI      (1 << 0)

@@ -215,7 +215,11 @@ public final class OpenSslJniEngine implements CryptoEngine {
         @Override
         protected void engineUpdate(Object in, int inOffset, Object out, int outOffset, int length) {
             try {
-                NativeCrypto.cipherUpdate(handle, in, inOffset, out, outOffset, length);
+                if (length <= NativeCrypto.SMALL_CALL && in instanceof byte[] inArray && out instanceof byte[] outArray) {
+                    NativeCrypto.cipherUpdateSmall(handle, inArray, inOffset, outArray, outOffset, length);
+                } else {
+                    NativeCrypto.cipherUpdate(handle, in, inOffset, out, outOffset, length);
+                }
             } finally {
                 Reference.reachabilityFence(this);
             }

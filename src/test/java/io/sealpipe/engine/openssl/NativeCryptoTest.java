@@ -68,6 +68,58 @@ class NativeCryptoTest {
     }
 
     @Test
+    void smallCallsCheckTheirArguments() {
+        int max = NativeCrypto.SMALL_CALL;
+        assertMessage(IllegalStateException.class, "handle is null",
+                () -> NativeCrypto.cipherUpdateSmall(0, new byte[1], 0, new byte[1], 0, 1));
+        assertMessage(IllegalArgumentException.class, "not a cipher handle",
+                () -> NativeCrypto.cipherUpdateSmall(hmac, new byte[1], 0, new byte[1], 0, 1));
+        assertMessage(IllegalArgumentException.class, "gcmSeal/gcmOpen",
+                () -> NativeCrypto.cipherUpdateSmall(gcm, new byte[1], 0, new byte[1], 0, 1));
+        assertMessage(NullPointerException.class, "input is null",
+                () -> NativeCrypto.cipherUpdateSmall(ctr, null, 0, new byte[1], 0, 1));
+        assertMessage(NullPointerException.class, "output is null",
+                () -> NativeCrypto.cipherUpdateSmall(ctr, new byte[1], 0, null, 0, 1));
+        assertMessage(IllegalArgumentException.class, "small calls take 0 to " + max,
+                () -> NativeCrypto.cipherUpdateSmall(ctr, new byte[max + 1], 0, new byte[max + 1], 0, max + 1));
+        assertMessage(IllegalArgumentException.class, "length -1",
+                () -> NativeCrypto.cipherUpdateSmall(ctr, new byte[4], 0, new byte[4], 0, -1));
+        assertMessage(IndexOutOfBoundsException.class, "input: offset -1",
+                () -> NativeCrypto.cipherUpdateSmall(ctr, new byte[4], -1, new byte[4], 0, 1));
+        assertMessage(IndexOutOfBoundsException.class, "input: offset 3 and length 2",
+                () -> NativeCrypto.cipherUpdateSmall(ctr, new byte[4], 3, new byte[4], 0, 2));
+        assertMessage(IndexOutOfBoundsException.class, "output: offset 2147483647",
+                () -> NativeCrypto.cipherUpdateSmall(ctr, new byte[4], 0, new byte[4], Integer.MAX_VALUE, 1));
+        assertEquals(0, NativeCrypto.cipherUpdateSmall(ctr, new byte[0], 0, new byte[0], 0, 0));
+    }
+
+    @Test
+    void smallCallsGiveTheBytesOfPinnedCallsAndKeepTheCounterOnARefusal() throws Exception {
+        long pinned = NativeCrypto.cipherNew(NativeCrypto.AES_CTR, new byte[16], new byte[16], true);
+        try {
+            byte[] plain = new byte[3 * NativeCrypto.SMALL_CALL];
+            Arrays.fill(plain, (byte) 7);
+            byte[] expected = new byte[plain.length];
+            byte[] actual = new byte[plain.length];
+            assertThrows(IndexOutOfBoundsException.class,
+                    () -> NativeCrypto.cipherUpdateSmall(ctr, plain, 0, new byte[4], 0, 16));
+            int at = 0;
+            for (int len : new int[] {1, 15, 16, 17, 255, 256, NativeCrypto.SMALL_CALL, 0, 3}) {
+                NativeCrypto.cipherUpdate(pinned, plain, at, expected, at, len);
+                NativeCrypto.cipherUpdateSmall(ctr, plain, at, actual, at, len);
+                at += len;
+            }
+            assertArrayEquals(expected, actual);
+            byte[] inPlace = Arrays.copyOf(plain, 100);
+            NativeCrypto.cipherUpdateSmall(ctr, inPlace, 0, inPlace, 0, 100);
+            NativeCrypto.cipherUpdate(pinned, plain, 0, expected, 0, 100);
+            assertArrayEquals(Arrays.copyOf(expected, 100), inPlace);
+        } finally {
+            NativeCrypto.cipherFree(pinned);
+        }
+    }
+
+    @Test
     void keysIvsAndModesAreChecked() {
         assertMessage(InvalidKeyException.class, "not 17",
                 () -> NativeCrypto.cipherNew(NativeCrypto.AES_CTR, new byte[17], new byte[16], true));
