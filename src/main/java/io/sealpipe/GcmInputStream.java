@@ -84,6 +84,16 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
      */
     private final ReentrantLock batchLock;
     private byte[] plain = new byte[CHUNK_SIZE];
+    /**
+     * The plaintext buffer that the batch opened ahead goes into, while reads take {@link #plain}
+     * (parallelism above 1, reads shorter than a batch; else null).
+     */
+    private byte[] plainAhead;
+    /**
+     * Chunks of the batch being opened ahead into {@link #plainAhead}, from {@link #nextChunk}
+     * on and from {@link #sealedPos} in {@link #sealed} (or the message in memory); 0 when none is.
+     */
+    private int chunksAhead;
     private int plainPos;    // plain[plainPos, plainLimit): authenticated plaintext not yet returned
     private int plainLimit;
     private final byte[] nonce = new byte[NONCE_LENGTH];
@@ -152,13 +162,11 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             }
             goParallelIfDue();
             int n;
-            if (len >= (job != null ? GcmParallelWriter.BATCH_CHUNKS : 1) * CHUNK_SIZE) {
+            boolean batchOrMore = len >= (job != null ? GcmParallelWriter.BATCH_CHUNKS : 1) * CHUNK_SIZE;
+            if (batchOrMore && chunksAhead == 0) {
                 n = openNext(b, off, len / CHUNK_SIZE); // straight into the caller's array
             } else {
-                plainPos = plainLimit = 0; // nothing is buffered if openNext throws
-                byte[] into = plainBuffer();
-                plainLimit = openNext(into, 0, into.length / CHUNK_SIZE);
-                n = plainLimit == 0 ? 0 : fromPlain(b, off, len);
+                n = openIntoPlain(!batchOrMore) == 0 ? 0 : fromPlain(b, off, len);
                 if (n > 0) {
                     return n; // already counted by fromPlain
                 }
@@ -212,13 +220,30 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
                 return -1;
             }
             goParallelIfDue();
-            plainPos = plainLimit = 0; // nothing is buffered if openNext throws
-            byte[] into = plainBuffer();
-            plainLimit = openNext(into, 0, into.length / CHUNK_SIZE);
-            if (plainLimit > 0) {
+            if (openIntoPlain(true) > 0) {
                 return plainLimit;
             }
         }
+    }
+
+    /**
+     * Opens the next chunks into the plaintext buffer and returns how many bytes it holds (0:
+     * an empty final chunk, or a failure that {@link #state} answers). With workers, and when
+     * {@code openAhead}, the batch after them is started at once, for the workers to open while
+     * the reader takes this one: the reads after it then find it open, or part of it.
+     */
+    private int openIntoPlain(boolean openAhead) throws IOException {
+        plainPos = plainLimit = 0; // nothing is buffered if this throws
+        if (chunksAhead > 0) {
+            plainLimit = takeBatchAhead(openAhead);
+        } else {
+            byte[] into = plainBuffer();
+            plainLimit = openNext(into, 0, into.length / CHUNK_SIZE);
+            if (openAhead) {
+                startBatchAhead();
+            }
+        }
+        return plainLimit;
     }
 
     /**
@@ -345,20 +370,99 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
                 // already in the other buffer, so the stream cannot go on.
                 throw state.fail(t);
             }
-            if (source != null) {
-                byte[] opening = sealed; // the ciphertext after the opened chunks is at the front of ahead
-                sealed = ahead;
-                ahead = opening;
-                sealedPos = 0;
-                sealedLimit = aheadLimit;
-            } else {
-                sealedPos += opened * SEALED_CHUNK_SIZE;
-            }
+            moveToReadAhead(opened);
             state.checkOpen(); // close() waits for this batch: its plaintext is not returned
             return opened;
         } finally {
             batchLock.unlock();
         }
+    }
+
+    /**
+     * After a batch: over a source, the ciphertext read ahead (its front is what followed the
+     * batch) becomes {@link #sealed}; in memory, the position moves past the chunks opened.
+     */
+    private void moveToReadAhead(int opened) {
+        if (source != null) {
+            byte[] opening = sealed;
+            sealed = ahead;
+            ahead = opening;
+            sealedPos = 0;
+            sealedLimit = aheadLimit;
+        } else {
+            sealedPos += opened * SEALED_CHUNK_SIZE;
+        }
+    }
+
+    /**
+     * Starts the workers on the next whole chunks buffered (up to a batch, at least two, all
+     * followed by more ciphertext, so none is the final chunk), into {@link #plainAhead}, and
+     * returns without waiting; {@link #takeBatchAhead} waits for them. Starts nothing after a
+     * failure, at the end, or with fewer chunks buffered (the next read opens those itself).
+     */
+    private void startBatchAhead() throws IOException {
+        if (job == null || finished || state.failedOrAborted()) {
+            return;
+        }
+        int count = Math.min(GcmParallelWriter.BATCH_CHUNKS, (sealedLimit - sealedPos - 1) / SEALED_CHUNK_SIZE);
+        if (count < 2 || nextChunk + count >= MAX_CHUNKS) {
+            return; // openNext does these, and says what is wrong with too many chunks
+        }
+        batchLock.lock();
+        try {
+            state.checkOpen();
+            if (plainAhead == null) {
+                plainAhead = new byte[GcmParallelWriter.BATCH_CHUNKS * CHUNK_SIZE];
+            }
+            job.startOpen(nextChunk, sealed, memory, sealedPos, count, plainAhead, 0);
+            chunksAhead = count;
+        } finally {
+            batchLock.unlock();
+        }
+    }
+
+    /**
+     * Waits for the batch opened ahead (this thread opens what no worker took yet, after reading
+     * the next batch from the source meanwhile), makes it the plaintext buffer and returns its
+     * authenticated bytes, the chunks before a failed one (see {@link #openNext}); starts the
+     * batch after it if {@code openAhead}.
+     */
+    private int takeBatchAhead(boolean openAhead) throws IOException {
+        int opened;
+        batchLock.lock();
+        try {
+            state.checkOpen();
+            int count = chunksAhead;
+            if (source != null) {
+                readAhead(sealedPos + count * SEALED_CHUNK_SIZE); // throws nothing: the round is always awaited
+            }
+            try {
+                opened = job.awaitOpen(cipher);
+            } catch (Throwable t) {
+                throw state.fail(t); // an engine failure: as in openBatch, the stream cannot go on
+            } finally {
+                chunksAhead = 0;
+            }
+            moveToReadAhead(opened);
+            byte[] taken = plainAhead;
+            plainAhead = plain;
+            plain = taken;
+            nextChunk += opened;
+            state.checkOpen(); // close() waited for this batch: its plaintext is not returned
+            if (opened < count) {
+                StreamAuthenticationException e = chunkFailed(nextChunk);
+                if (opened == 0) {
+                    throw state.fail(e);
+                }
+                state.fail(e); // the authenticated chunks before it are released; the next read throws
+            }
+        } finally {
+            batchLock.unlock();
+        }
+        if (openAhead) {
+            startBatchAhead();
+        }
+        return opened * CHUNK_SIZE;
     }
 
     /**
@@ -567,6 +671,9 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         }
         inputKey.destroy(); // still held if no read got to the header
         Arrays.fill(plain, (byte) 0);
+        if (plainAhead != null) {
+            Arrays.fill(plainAhead, (byte) 0); // job.shutdown() above cancelled or waited for the batch opened ahead
+        }
         // sealed and ahead hold ciphertext only, as the source gave it: nothing to wipe (at
         // parallelism 2 that would be 2 MiB of writes per stream).
         if (baseNonce != null) {
