@@ -40,14 +40,18 @@ import javax.crypto.AEADBadTagException;
  * its first MiB, batches of 64 chunks (1 MiB) are opened by this thread and shared workers
  * together (see {@link Parallelism}), and while the workers open one batch this thread reads the
  * next one from the wrapped stream (it stops early once the batch is open): a read may so wait
- * for up to about 1 MiB more ciphertext than it returns plaintext for. The wrapped stream is
+ * for up to about 1 MiB more ciphertext than it returns plaintext for. Reads shorter than a batch
+ * take its plaintext from a buffer, and the read that filled the buffer also started the workers
+ * on the batch after it, which they open between reads, while the caller is busy with the
+ * plaintext; the read that empties the buffer takes that batch and starts the next. The wrapped stream is
  * read on the calling thread only, never by a worker. What a read returns is the same, and so
  * are the failures: an error of the wrapped stream during that read-ahead is thrown, as it is,
  * by the read that gets to those bytes, after every authentic chunk before them was returned,
  * and does not poison the stream either. {@code close()} waits for the workers; called from
  * another thread while a read is opening a batch, it closes the wrapped stream first (which
  * ends most blocked reads), then waits for that read's batch before it frees anything, and the
- * read fails as closed.
+ * read fails as closed. Between reads, {@code close()} cancels the batch started ahead, or
+ * waits for the workers still opening it.
  */
 public final class GcmInputStream extends InputStream implements ReadableByteChannel {
     /** Sealed chunks read ahead: up to this many are opened per engine call. */

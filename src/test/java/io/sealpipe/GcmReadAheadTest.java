@@ -20,6 +20,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
@@ -42,7 +43,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * that the next batch is asked for while the current one is being opened, that a failure of the
  * source during the read-ahead comes only after the plaintext before it, that a tampered chunk in
  * a batch read ahead releases nothing from it on, and that close() from another thread waits for
- * a batch in flight.
+ * a batch in flight. Short reads also get the batch after theirs started for the workers between
+ * reads: mixed reads of every kind, close() between reads and an engine failure there are tested
+ * the same way.
  *
  * <p>Positions: the stream works alone for its first MiB (chunks 0..63); its first batch (chunks
  * 64..127) is read from the source up to {@link #FIRST_AHEAD} (one byte past the batch shows it
@@ -220,20 +223,23 @@ class GcmReadAheadTest {
     @MethodSource("io.sealpipe.engine.TestEngines#kinds")
     void aTamperedChunkInABatchReadAheadReleasesNothingFromIt(EngineKind kind) throws IOException {
         byte[] sealed = encrypt(kind, PLAIN);
-        int bad = FIRST_PARALLEL + BATCH + 11; // in the batch read ahead during the first one
-        int at = HEADER_LENGTH + bad * SEALED_CHUNK_SIZE;
-        byte[] flipped = sealed.clone();
-        flipped[at + 100] ^= 1;
-        byte[] swapped = sealed.clone();
-        System.arraycopy(sealed, at + SEALED_CHUNK_SIZE, swapped, at, SEALED_CHUNK_SIZE);
-        System.arraycopy(sealed, at, swapped, at + SEALED_CHUNK_SIZE, SEALED_CHUNK_SIZE);
-        byte[] cut = Arrays.copyOf(sealed, at + SEALED_CHUNK_SIZE); // ends with a full chunk: "bad" reads as final
         ExecutorService executor = Executors.newCachedThreadPool();
         try {
             GcmStreams gcm = gcm(TestEngines.engine(kind), 2, executor);
-            for (int readSize : new int[] {MIB, 10_000}) {
-                for (byte[] message : new byte[][] {flipped, swapped, cut}) {
-                    expectFailureAt(gcm.decrypt(new HookedSource(message)), readSize, bad, message == cut);
+            // In the batch read ahead during the first one (in short reads: the batch opened
+            // ahead while they take the first): its first chunk, and one in its middle.
+            for (int bad : new int[] {FIRST_PARALLEL + BATCH, FIRST_PARALLEL + BATCH + 11}) {
+                int at = HEADER_LENGTH + bad * SEALED_CHUNK_SIZE;
+                byte[] flipped = sealed.clone();
+                flipped[at + 100] ^= 1;
+                byte[] swapped = sealed.clone();
+                System.arraycopy(sealed, at + SEALED_CHUNK_SIZE, swapped, at, SEALED_CHUNK_SIZE);
+                System.arraycopy(sealed, at, swapped, at + SEALED_CHUNK_SIZE, SEALED_CHUNK_SIZE);
+                byte[] cut = Arrays.copyOf(sealed, at + SEALED_CHUNK_SIZE); // ends with a full chunk: "bad" reads as final
+                for (int readSize : new int[] {MIB, 10_000}) {
+                    for (byte[] message : new byte[][] {flipped, swapped, cut}) {
+                        expectFailureAt(gcm.decrypt(new HookedSource(message)), readSize, bad, message == cut);
+                    }
                 }
             }
         } finally {
@@ -364,6 +370,188 @@ class GcmReadAheadTest {
             assertEquals(1, source.closes.get(), "the source is closed once");
             in.close();
             assertEquals(1, source.closes.get(), "and only once");
+        } finally {
+            shutDown(executor);
+        }
+    }
+
+    /**
+     * (6) At parallelism 2, reads of every kind mixed on one stream (short reads that go through
+     * the plaintext buffer while the next batch is opened ahead, reads of a batch and more that
+     * go straight into the caller's array, single bytes, skips, direct buffers), over a wrapped
+     * stream and over a message in memory: every byte is the plaintext at its position.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    void mixedReadsReturnThePlaintextAtParallelism2(EngineKind kind) throws IOException {
+        byte[] sealed = encrypt(kind, PLAIN);
+        ExecutorService executor = Executors.newCachedThreadPool();
+        try {
+            GcmStreams gcm = gcm(TestEngines.engine(kind), 2, executor);
+            readMixed(gcm.decrypt(new HookedSource(sealed)), "from a stream");
+            readMixed(gcm.decrypt(ByteBuffer.wrap(sealed)), "from memory");
+        } finally {
+            shutDown(executor);
+        }
+    }
+
+    private static void readMixed(GcmInputStream in, String where) throws IOException {
+        byte[] b = new byte[2 * MIB + 3];
+        ByteBuffer direct = ByteBuffer.allocateDirect(50_000);
+        int pos = 0;
+        try (in) {
+            for (int step = 0; pos < PLAIN.length; step++) {
+                String what = where + ", step " + step + " at " + pos;
+                int n;
+                switch (step % 8) {
+                    case 0, 4 -> n = checkRead(in, b, 0, 10_000, pos, what);
+                    case 1 -> {
+                        n = 1;
+                        assertEquals(PLAIN[pos] & 0xff, in.read(), what);
+                    }
+                    case 2 -> n = checkRead(in, b, 3, MIB + 5, pos, what);
+                    case 3 -> {
+                        n = (int) in.skip(40_000);
+                        assertEquals(Math.min(40_000, PLAIN.length - pos), n, what);
+                    }
+                    case 5 -> {
+                        direct.clear();
+                        n = in.read(direct);
+                        assertTrue(n > 0, what);
+                        direct.flip();
+                        byte[] got = new byte[n];
+                        direct.get(got);
+                        assertArrayEquals(Arrays.copyOfRange(PLAIN, pos, pos + n), got, what);
+                    }
+                    case 6 -> n = checkRead(in, b, 0, 16_384, pos, what);
+                    default -> n = checkRead(in, b, 0, 2 * MIB + 3, pos, what);
+                }
+                pos += n;
+                assertEquals(pos, in.plaintextRead(), what);
+            }
+            assertEquals(-1, in.read(b, 0, 10_000), where + ": the end");
+            assertEquals(-1, in.read(), where + ": the end");
+        }
+    }
+
+    private static int checkRead(GcmInputStream in, byte[] b, int off, int len, int pos, String what) throws IOException {
+        int n = in.read(b, off, len);
+        assertTrue(n > 0, what + ": no end before the plaintext's");
+        assertArrayEquals(Arrays.copyOfRange(PLAIN, pos, pos + n), Arrays.copyOfRange(b, off, off + n), what);
+        return n;
+    }
+
+    /**
+     * (7) Short reads got the next batch started for the workers, and the stream is closed
+     * between reads: on the reading thread (the usual way to stop reading early), and on another
+     * thread while a worker is in the middle of that batch, which close() waits for. Every cipher
+     * is closed, no worker is left running, and a later read fails as closed.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    void closeBetweenReadsWithABatchOpenedAhead(EngineKind kind) throws Exception {
+        byte[] sealed = encrypt(kind, PLAIN);
+        HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
+        ExecutorService executor = Executors.newCachedThreadPool();
+        try {
+            GcmStreams gcm = gcm(engine, 2, executor);
+            GcmInputStream in = gcm.decrypt(new HookedSource(sealed));
+            readUpToTheBatchOpenedAhead(in);
+            in.close();
+            assertEquals(0, engine.open(), "ciphers left open after close() on the reading thread");
+            assertThrows(ClosedChannelException.class, () -> in.read(new byte[10], 0, 10));
+
+            CountDownLatch opening = new CountDownLatch(1);
+            CountDownLatch answer = new CountDownLatch(1);
+            AtomicBoolean held = new AtomicBoolean();
+            engine.onOpenChunks((first, count) -> {
+                if (first >= FIRST_PARALLEL + BATCH && held.compareAndSet(false, true)) {
+                    opening.countDown();
+                    await(answer); // a worker holds a part of the batch opened ahead
+                }
+            });
+            GcmInputStream held2 = gcm.decrypt(new HookedSource(sealed));
+            readUpToTheBatchOpenedAhead(held2);
+            await(opening);
+            AtomicReference<Throwable> closeFailure = new AtomicReference<>();
+            Thread closer = new Thread(() -> {
+                try {
+                    held2.close();
+                } catch (Throwable t) {
+                    closeFailure.set(t);
+                }
+            }, "closer");
+            closer.start();
+            while (closer.getState() != Thread.State.WAITING) { // close() waits for the worker's part
+                assertTrue(closer.isAlive(), "close() returned while a worker was opening a batch");
+                Thread.onSpinWait();
+            }
+            assertTrue(engine.open() >= 2, "no cipher is freed while a worker holds one");
+            answer.countDown();
+            joinUninterruptibly(closer);
+            assertNull(closeFailure.get(), "close() failed");
+            assertEquals(0, engine.open(), "ciphers left open");
+            assertThrows(ClosedChannelException.class, () -> held2.read(new byte[10], 0, 10));
+        } finally {
+            shutDown(executor);
+        }
+    }
+
+    /**
+     * Reads the first MiB (the stream alone), then 10000 bytes: that read opens the first batch
+     * with the workers and starts the next one for them, which no read waits for yet.
+     */
+    private static void readUpToTheBatchOpenedAhead(GcmInputStream in) throws IOException {
+        byte[] b = new byte[MIB];
+        assertEquals(MIB, in.readNBytes(b, 0, MIB));
+        assertEquals(10_000, in.read(b, 0, 10_000));
+        assertArrayEquals(Arrays.copyOfRange(PLAIN, MIB, MIB + 10_000), Arrays.copyOf(b, 10_000));
+    }
+
+    /**
+     * (8) The engine fails (throws) while a batch is opened, in the batch after the first
+     * parallel one (opened ahead in short reads, straight into the caller's array in long
+     * ones): the reads return the batches before it, then throw an IOException caused by
+     * the engine's exception, and every later read throws; close() frees every cipher.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    void anEngineFailureInABatchFailsTheStream(EngineKind kind) throws IOException {
+        byte[] sealed = encrypt(kind, PLAIN);
+        HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
+        IllegalStateException broken = new IllegalStateException("the engine broke");
+        engine.onOpenChunks((first, count) -> {
+            if (first >= FIRST_PARALLEL + BATCH) {
+                throw broken;
+            }
+        });
+        ExecutorService executor = Executors.newCachedThreadPool();
+        try {
+            GcmStreams gcm = gcm(engine, 2, executor);
+            for (int readSize : new int[] {10_000, MIB}) {
+                GcmInputStream in = gcm.decrypt(new HookedSource(sealed));
+                byte[] b = new byte[readSize];
+                ByteArrayOutputStream got = new ByteArrayOutputStream();
+                IOException thrown = null;
+                try (in) {
+                    got.write(in.readNBytes(MIB)); // the stream alone; its batches then start at chunk 64
+                    while (thrown == null) {
+                        try {
+                            int n = in.read(b, 0, b.length);
+                            assertTrue(n > 0, "no end before the failure");
+                            got.write(b, 0, n);
+                        } catch (IOException e) {
+                            thrown = e;
+                        }
+                    }
+                    assertSame(broken, thrown.getCause(), readSize + "-byte reads: " + thrown);
+                    assertEquals((long) (FIRST_PARALLEL + BATCH) * CHUNK_SIZE, got.size(), readSize + "-byte reads: the batches before it");
+                    assertArrayEquals(Arrays.copyOf(PLAIN, got.size()), got.toByteArray());
+                    IOException again = assertThrows(IOException.class, () -> in.read(b, 0, b.length));
+                    assertSame(broken, again.getCause(), "every later read throws");
+                }
+                assertEquals(0, engine.open(), readSize + "-byte reads: ciphers left open");
+            }
         } finally {
             shutDown(executor);
         }
