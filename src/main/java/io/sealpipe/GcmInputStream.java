@@ -43,8 +43,8 @@ import javax.crypto.AEADBadTagException;
  * for up to about 1 MiB more ciphertext than it returns plaintext for. Reads shorter than a batch
  * take its plaintext from a buffer, and the read that filled the buffer also started the workers
  * on the batch after it, which they open between reads, while the caller is busy with the
- * plaintext; the read that empties the buffer takes that batch and starts the next. The wrapped stream is
- * read on the calling thread only, never by a worker. What a read returns is the same, and so
+ * plaintext; the read that empties the buffer takes that batch and starts the next. The wrapped
+ * stream is read on the calling thread only, never by a worker. What a read returns is the same, and so
  * are the failures: an error of the wrapped stream during that read-ahead is thrown, as it is,
  * by the read that gets to those bytes, after every authentic chunk before them was returned,
  * and does not poison the stream either. {@code close()} waits for the workers; called from
@@ -56,6 +56,13 @@ import javax.crypto.AEADBadTagException;
 public final class GcmInputStream extends InputStream implements ReadableByteChannel {
     /** Sealed chunks read ahead: up to this many are opened per engine call. */
     static final int CHUNKS_PER_READ = 4;
+
+    /**
+     * Plaintext read before a stream with parallelism above 1 brings in workers: the writer's
+     * {@link GcmOutputStream#PARALLEL_AFTER}. (256 KiB was tried, so that less of each message is
+     * read on one thread: no gain measurable on the project's hosts, docs/PERFORMANCE.md.)
+     */
+    static final long PARALLEL_AFTER = GcmOutputStream.PARALLEL_AFTER;
 
     private final CiphertextSource source; // null when reading from memory
     private final ByteBuffer memory;       // the whole message in memory, or null
@@ -110,7 +117,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     private final byte[] one = new byte[1];
     private byte[] messageKey;  // kept for the workers' ciphers until they are made (parallelism > 1)
     private ResourcePool<AeadCipher> helperCiphers;
-    private ChunkJob job;       // opens batches with workers, once the message passed its first MiB
+    private ChunkJob job;       // opens batches with workers, once the message passed PARALLEL_AFTER
 
     GcmInputStream(CiphertextSource source, GcmStreams params) {
         this.source = source;
@@ -603,12 +610,12 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     }
 
     /**
-     * With parallelism above 1, once the message passed its first MiB and no plaintext is
+     * With parallelism above 1, once the message passed {@link #PARALLEL_AFTER} and no plaintext is
      * buffered: from here on batches of chunks are read ahead and opened by this thread and
      * shared workers together. The plaintext returned is the same.
      */
     private void goParallelIfDue() {
-        if (messageKey == null || released < GcmOutputStream.PARALLEL_AFTER) {
+        if (messageKey == null || released < PARALLEL_AFTER) {
             return;
         }
         int helpers = params.parallelism() - 1;

@@ -47,8 +47,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * reads: mixed reads of every kind, close() between reads and an engine failure there are tested
  * the same way.
  *
- * <p>Positions: the stream works alone for its first MiB (chunks 0..63); its first batch (chunks
- * 64..127) is read from the source up to {@link #FIRST_AHEAD} (one byte past the batch shows it
+ * <p>Positions: the stream works alone for its first MiB (chunks 0..63); its first batch
+ * (chunks 64..127) is read from the source up to {@link #FIRST_AHEAD} (one byte past the batch shows it
  * is not the final chunk), and the read-ahead during that batch starts there.
  */
 @Timeout(120) // a safety net against a deadlock only: no test waits for time
@@ -56,15 +56,17 @@ class GcmReadAheadTest {
     private static final byte[] KEY = bytes(32, 32);
     private static final int BATCH = GcmParallelWriter.BATCH_CHUNKS;
     /** The first chunk opened with workers. */
-    private static final int FIRST_PARALLEL = (int) (GcmOutputStream.PARALLEL_AFTER / CHUNK_SIZE);
+    private static final int FIRST_PARALLEL = (int) (GcmInputStream.PARALLEL_AFTER / CHUNK_SIZE);
+    /** The plaintext read alone, before the first batch. */
+    private static final int ALONE = FIRST_PARALLEL * CHUNK_SIZE;
     /** Where the read-ahead during the first batch starts to read the source. */
     private static final long FIRST_AHEAD = HEADER_LENGTH + (long) (FIRST_PARALLEL + BATCH) * SEALED_CHUNK_SIZE + 1;
     private static final int MIB = 1 << 20;
-    private static final int[] SIZES = {0, 1, 16383, 16384, 16385, MIB - 1, MIB, MIB + 1,
-        2 * MIB,      // the final chunk is empty, the first after the first batch
-        2 * MIB + 1,
-        3 * MIB - 1,  // the final chunk is the last of the second batch
-        3 * MIB,      // the final chunk is empty, the first after the second batch
+    private static final int[] SIZES = {0, 1, 16383, 16384, 16385, ALONE - 1, ALONE, ALONE + 1, MIB,
+        ALONE + MIB,      // the final chunk is empty, the first after the first batch
+        ALONE + MIB + 1,
+        ALONE + 2 * MIB - 1,  // the final chunk is the last of the second batch
+        ALONE + 2 * MIB,      // the final chunk is empty, the first after the second batch
         5 * MIB + 12345};
     /** A message whose read crosses several batches. */
     private static final byte[] PLAIN = bytes(9, 4 * MIB + 777);
@@ -443,40 +445,39 @@ class GcmReadAheadTest {
 
     /**
      * (7) Short reads got the next batch started for the workers, and the stream is closed
-     * between reads: on the reading thread (the usual way to stop reading early), and on another
-     * thread while a worker is in the middle of that batch, which close() waits for. Every cipher
-     * is closed, no worker is left running, and a later read fails as closed.
+     * between reads: on the reading thread (the usual way to stop reading early) once a worker
+     * has begun that batch, and on another thread while a worker is in the middle of it, which
+     * close() waits for. Every cipher is closed, no worker is left running, and a later read
+     * fails as closed.
      */
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.sealpipe.engine.TestEngines#kinds")
     void closeBetweenReadsWithABatchOpenedAhead(EngineKind kind) throws Exception {
         byte[] sealed = encrypt(kind, PLAIN);
         HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
+        AtomicReference<AheadHooks> hooks = new AtomicReference<>();
+        engine.onOpenChunks((first, count) -> hooks.get().opening(first));
         ExecutorService executor = Executors.newCachedThreadPool();
         try {
             GcmStreams gcm = gcm(engine, 2, executor);
-            GcmInputStream in = gcm.decrypt(new HookedSource(sealed));
+            AheadHooks onReader = new AheadHooks(false);
+            hooks.set(onReader);
+            GcmInputStream in = gcm.decrypt(onReader.source(sealed));
             readUpToTheBatchOpenedAhead(in);
+            await(onReader.aheadBegun);
             in.close();
             assertEquals(0, engine.open(), "ciphers left open after close() on the reading thread");
             assertThrows(ClosedChannelException.class, () -> in.read(new byte[10], 0, 10));
 
-            CountDownLatch opening = new CountDownLatch(1);
-            CountDownLatch answer = new CountDownLatch(1);
-            AtomicBoolean held = new AtomicBoolean();
-            engine.onOpenChunks((first, count) -> {
-                if (first >= FIRST_PARALLEL + BATCH && held.compareAndSet(false, true)) {
-                    opening.countDown();
-                    await(answer); // a worker holds a part of the batch opened ahead
-                }
-            });
-            GcmInputStream held2 = gcm.decrypt(new HookedSource(sealed));
-            readUpToTheBatchOpenedAhead(held2);
-            await(opening);
+            AheadHooks onOther = new AheadHooks(true);
+            hooks.set(onOther);
+            GcmInputStream held = gcm.decrypt(onOther.source(sealed));
+            readUpToTheBatchOpenedAhead(held);
+            await(onOther.aheadBegun); // a worker holds a part of the batch opened ahead
             AtomicReference<Throwable> closeFailure = new AtomicReference<>();
             Thread closer = new Thread(() -> {
                 try {
-                    held2.close();
+                    held.close();
                 } catch (Throwable t) {
                     closeFailure.set(t);
                 }
@@ -487,13 +488,51 @@ class GcmReadAheadTest {
                 Thread.onSpinWait();
             }
             assertTrue(engine.open() >= 2, "no cipher is freed while a worker holds one");
-            answer.countDown();
+            onOther.answer.countDown();
             joinUninterruptibly(closer);
             assertNull(closeFailure.get(), "close() failed");
             assertEquals(0, engine.open(), "ciphers left open");
-            assertThrows(ClosedChannelException.class, () -> held2.read(new byte[10], 0, 10));
+            assertThrows(ClosedChannelException.class, () -> held.read(new byte[10], 0, 10));
         } finally {
             shutDown(executor);
+        }
+    }
+
+    /**
+     * Makes sure a stream starts the batch after its first one ahead, and tells when a worker
+     * begins it. The read-ahead stops reading once a batch is open, so the first batch is held in
+     * the worker that begins it until the source was asked for the bytes after it (the source
+     * then gives all it is asked for in that one read): the next batch is then buffered whole and
+     * started ahead. A worker that begins that batch counts {@link #aheadBegun} down and, if
+     * {@code hold}, waits for {@link #answer}.
+     */
+    private static final class AheadHooks {
+        final CountDownLatch askedAhead = new CountDownLatch(1);
+        final CountDownLatch aheadBegun = new CountDownLatch(1);
+        final CountDownLatch answer = new CountDownLatch(1);
+        private final AtomicBoolean firstHeld = new AtomicBoolean();
+        private final AtomicBoolean aheadHeld = new AtomicBoolean();
+        private final boolean hold;
+
+        AheadHooks(boolean hold) {
+            this.hold = hold;
+        }
+
+        HookedSource source(byte[] sealed) {
+            HookedSource source = new HookedSource(sealed);
+            source.at(FIRST_AHEAD, askedAhead::countDown);
+            return source;
+        }
+
+        void opening(long first) {
+            if (first >= FIRST_PARALLEL && first < FIRST_PARALLEL + BATCH && firstHeld.compareAndSet(false, true)) {
+                await(askedAhead);
+            } else if (first >= FIRST_PARALLEL + BATCH && aheadHeld.compareAndSet(false, true)) {
+                aheadBegun.countDown();
+                if (hold) {
+                    await(answer);
+                }
+            }
         }
     }
 
@@ -502,10 +541,10 @@ class GcmReadAheadTest {
      * with the workers and starts the next one for them, which no read waits for yet.
      */
     private static void readUpToTheBatchOpenedAhead(GcmInputStream in) throws IOException {
-        byte[] b = new byte[MIB];
-        assertEquals(MIB, in.readNBytes(b, 0, MIB));
+        byte[] b = new byte[ALONE];
+        assertEquals(ALONE, in.readNBytes(b, 0, ALONE));
         assertEquals(10_000, in.read(b, 0, 10_000));
-        assertArrayEquals(Arrays.copyOfRange(PLAIN, MIB, MIB + 10_000), Arrays.copyOf(b, 10_000));
+        assertArrayEquals(Arrays.copyOfRange(PLAIN, ALONE, ALONE + 10_000), Arrays.copyOf(b, 10_000));
     }
 
     /**
@@ -534,7 +573,7 @@ class GcmReadAheadTest {
                 ByteArrayOutputStream got = new ByteArrayOutputStream();
                 IOException thrown = null;
                 try (in) {
-                    got.write(in.readNBytes(MIB)); // the stream alone; its batches then start at chunk 64
+                    got.write(in.readNBytes(ALONE)); // the stream alone; its batches then start at FIRST_PARALLEL
                     while (thrown == null) {
                         try {
                             int n = in.read(b, 0, b.length);
