@@ -349,19 +349,9 @@ class GcmReadAheadTest {
             reader.start();
             await(inBatch);
             AtomicReference<Throwable> closeFailure = new AtomicReference<>();
-            Thread closer = new Thread(() -> {
-                try {
-                    in.close();
-                } catch (Throwable t) {
-                    closeFailure.set(t);
-                }
-            }, "closer");
-            closer.start();
+            Thread closer = closeInBackground(in, closeFailure);
             await(source.closed); // close() began: the source is closed first
-            while (closer.getState() != Thread.State.WAITING) { // then it waits for the batch
-                assertTrue(closer.isAlive(), "close() returned while a batch was in flight");
-                Thread.onSpinWait();
-            }
+            awaitWaiting(closer, "close() returned while a batch was in flight"); // then it waits for the batch
             assertTrue(engine.open() >= 2, "no cipher is freed while the batch is in flight");
             answer.countDown();
             joinUninterruptibly(reader);
@@ -475,18 +465,8 @@ class GcmReadAheadTest {
             readUpToTheBatchOpenedAhead(held);
             await(onOther.aheadBegun); // a worker holds a part of the batch opened ahead
             AtomicReference<Throwable> closeFailure = new AtomicReference<>();
-            Thread closer = new Thread(() -> {
-                try {
-                    held.close();
-                } catch (Throwable t) {
-                    closeFailure.set(t);
-                }
-            }, "closer");
-            closer.start();
-            while (closer.getState() != Thread.State.WAITING) { // close() waits for the worker's part
-                assertTrue(closer.isAlive(), "close() returned while a worker was opening a batch");
-                Thread.onSpinWait();
-            }
+            Thread closer = closeInBackground(held, closeFailure);
+            awaitWaiting(closer, "close() returned while a worker was opening a batch"); // it waits for the worker's part
             assertTrue(engine.open() >= 2, "no cipher is freed while a worker holds one");
             onOther.answer.countDown();
             joinUninterruptibly(closer);
@@ -593,6 +573,27 @@ class GcmReadAheadTest {
             }
         } finally {
             shutDown(executor);
+        }
+    }
+
+    /** Runs {@code in.close()} on a thread of its own, named "closer"; what it throws goes to {@code failure}. */
+    private static Thread closeInBackground(GcmInputStream in, AtomicReference<Throwable> failure) {
+        Thread closer = new Thread(() -> {
+            try {
+                in.close();
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+        }, "closer");
+        closer.start();
+        return closer;
+    }
+
+    /** Waits until {@code closer} parks (close() waits for something); fails with {@code ifReturned} if it ends first. */
+    private static void awaitWaiting(Thread closer, String ifReturned) {
+        while (closer.getState() != Thread.State.WAITING) {
+            assertTrue(closer.isAlive(), ifReturned);
+            Thread.onSpinWait();
         }
     }
 
