@@ -1,6 +1,7 @@
 package io.sealpipe.bench;
 
 import io.sealpipe.CtrStreams;
+import io.sealpipe.commons.SealpipeCryptoCipher;
 import io.sealpipe.engine.Engines;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
@@ -64,6 +65,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *       with the benchmark-only shim of {@code src/jmh/native} (built by the jmh profile), which the
  *       fork finds through {@code -Djni.library.path=target/jmh-native/commons-crypto}
  *       (set below); without it the trial fails and says why.
+ *   <li>{@code commons-crypto-sealpipe}: the same streams on sealpipe's {@link SealpipeCryptoCipher}
+ *       (on {@code auto}'s CTR engine), as Spark runs them when it names that class.
  *   <li>{@code sunjce}: a plain {@code Cipher.getInstance("AES/CTR/NoPadding")} (SunJCE): writes
  *       are encrypted in {@code bufferSize} pieces into one array and passed to the same sink;
  *       reads fill one array of {@code bufferSize} from the same source and decrypt into the
@@ -96,8 +99,10 @@ public class CtrStreamBenchmark {
     static final int JCE_WARM_CALLS = 20_000;
 
     private static final String CTR = "AES/CTR/NoPadding";
+    private static final String SEALPIPE_CIPHER = SealpipeCryptoCipher.class.getName();
 
-    @Param({"auto", "openssl-jni", "openssl-jna", "jce", "commons-crypto-jce", "commons-crypto-openssl", "sunjce"})
+    @Param({"auto", "openssl-jni", "openssl-jna", "jce", "commons-crypto-jce", "commons-crypto-openssl",
+            "commons-crypto-sealpipe", "sunjce"})
     public String impl;
 
     /** Bytes per application write or read: sealpipe's chunk size, and a large write. */
@@ -178,6 +183,7 @@ public class CtrStreamBenchmark {
             case "auto", "openssl-jni", "openssl-jna", "jce" -> ctrStreams().encrypt(to);
             case "commons-crypto-jce" -> new CommonsOut(commonsCrypto(CipherProvider.JCE), to, key, iv);
             case "commons-crypto-openssl" -> new CommonsOut(commonsCrypto(CipherProvider.OPENSSL), to, key, iv);
+            case "commons-crypto-sealpipe" -> new CommonsOut(commonsCrypto(SEALPIPE_CIPHER), to, key, iv);
             case "sunjce" -> new SunJceOutput(sunJce(Cipher.ENCRYPT_MODE), to, bufferSize);
             default -> throw new IllegalArgumentException("unknown impl " + impl);
         };
@@ -189,6 +195,7 @@ public class CtrStreamBenchmark {
             case "commons-crypto-jce" -> new CtrCryptoInputStream(commonsCrypto(CipherProvider.JCE), from, key, iv);
             case "commons-crypto-openssl" ->
                     new CtrCryptoInputStream(commonsCrypto(CipherProvider.OPENSSL), from, key, iv);
+            case "commons-crypto-sealpipe" -> new CtrCryptoInputStream(commonsCrypto(SEALPIPE_CIPHER), from, key, iv);
             case "sunjce" -> new SunJceInput(sunJce(Cipher.DECRYPT_MODE), from, bufferSize);
             default -> throw new IllegalArgumentException("unknown impl " + impl);
         };
@@ -204,13 +211,17 @@ public class CtrStreamBenchmark {
      * fails the trial instead of silently measuring JCE), with this benchmark's buffer size.
      */
     private Properties commonsCrypto(CipherProvider provider) throws GeneralSecurityException {
+        return commonsCrypto(provider.getClassName());
+    }
+
+    private Properties commonsCrypto(String cipherClass) throws GeneralSecurityException {
         Properties p = new Properties();
-        p.setProperty(CryptoCipherFactory.CLASSES_KEY, provider.getClassName());
+        p.setProperty(CryptoCipherFactory.CLASSES_KEY, cipherClass);
         p.setProperty(CryptoInputStream.STREAM_BUFFER_SIZE_KEY, Integer.toString(bufferSize));
         try {
             CryptoCipherFactory.getCryptoCipher(CTR, p).close();
         } catch (GeneralSecurityException | IOException e) {
-            throw new IllegalStateException("Commons Crypto's " + provider + " cipher is not available ("
+            throw new IllegalStateException("Commons Crypto's " + cipherClass + " cipher is not available ("
                     + rootCause(e) + "); for OPENSSL on OpenSSL 3 the shim is needed: mvn -Pjmh builds it (make -C src/jmh/native)"
                     + shimHint(), e);
         }

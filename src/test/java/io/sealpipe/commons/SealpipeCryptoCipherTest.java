@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.sealpipe.CtrStreams;
 import io.sealpipe.engine.EngineKind;
@@ -277,6 +278,14 @@ class SealpipeCryptoCipherTest {
         c.close();
         assertThrows(IllegalStateException.class, () -> c.update(new byte[1], 0, 1, new byte[1], 0));
         assertThrows(IllegalStateException.class, () -> c.init(Cipher.ENCRYPT_MODE, key, iv));
+    }
+
+    /** The commons-crypto these tests run on: the project's, or Spark's in a second run (pom.xml). */
+    @Test
+    void runsOnTheCommonsCryptoTheBuildNames() {
+        String expected = System.getProperty("sealpipe.test.commons-crypto.version");
+        assumeTrue(expected != null, "run outside Maven: no version named");
+        assertEquals(expected, CryptoCipherFactory.class.getPackage().getImplementationVersion());
     }
 
     @Test
