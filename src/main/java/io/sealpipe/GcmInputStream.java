@@ -42,12 +42,13 @@ import javax.crypto.AEADBadTagException;
  * next one from the wrapped stream (it stops early once the batch is open): a read may so wait
  * for up to about 1 MiB more ciphertext than it returns plaintext for. Reads shorter than a batch
  * take its plaintext from a buffer, and the read that filled the buffer also started the workers
- * on the batch after it, which they open between reads, while the caller is busy with the
- * plaintext; the read that empties the buffer takes that batch and starts the next. The wrapped
- * stream is read on the calling thread only, never by a worker. What a read returns is the same, and so
- * are the failures: an error of the wrapped stream during that read-ahead is thrown, as it is,
- * by the read that gets to those bytes, after every authentic chunk before them was returned,
- * and does not poison the stream either. {@code close()} waits for the workers; called from
+ * on the batch after it (once it had read that batch from the source), which they open between
+ * reads, while the caller is busy with the plaintext; the next read that finds the buffer empty
+ * takes that batch and starts the next. The wrapped stream is read on the calling thread only,
+ * never by a worker. What a read returns is the same, and so are the failures: an error of the
+ * wrapped stream during that read-ahead is thrown, as it is, by the read that gets to those
+ * bytes, after every authentic chunk before them was returned, and does not poison the stream
+ * either. {@code close()} waits for the workers; called from
  * another thread while a read is opening a batch, it closes the wrapped stream first (which
  * ends most blocked reads), then waits for that read's batch before it frees anything, and the
  * read fails as closed. Between reads, {@code close()} cancels the batch started ahead, or
@@ -113,7 +114,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     private long nextChunk;
     private long released;
     private boolean finished;   // the final chunk was authenticated: the message is complete
-    private final StreamState state = new StreamState("decryption"); // records authentication failures only
+    private final StreamState state = new StreamState("decryption"); // records authentication and engine failures
     private final byte[] one = new byte[1];
     private byte[] messageKey;  // kept for the workers' ciphers until they are made (parallelism > 1)
     private ResourcePool<AeadCipher> helperCiphers;
@@ -415,6 +416,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         if (job == null || finished || state.failedOrAborted()) {
             return;
         }
+        topUpSealed();
         int count = Math.min(GcmParallelWriter.BATCH_CHUNKS, (sealedLimit - sealedPos - 1) / SEALED_CHUNK_SIZE);
         if (count < 2 || nextChunk + count >= MAX_CHUNKS) {
             return; // openNext does these, and says what is wrong with too many chunks
@@ -429,6 +431,37 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             chunksAhead = count;
         } finally {
             batchLock.unlock();
+        }
+    }
+
+    /**
+     * Before a batch is started ahead, over a source: reads it until {@link #sealed} holds a whole
+     * batch and the byte after it, or the source ends or fails. The read-ahead during a batch stops
+     * once that batch is open, which, when the workers opened it between reads, is before it read
+     * anything: without this, only every other batch would be opened ahead. A failure is kept in
+     * {@link #sourceFailure}, as in {@link #readAhead}: the plaintext already opened is returned
+     * first.
+     */
+    private void topUpSealed() {
+        if (source == null || sourceEnded || sourceFailure != null || sealedLimit - sealedPos >= sealed.length) {
+            return;
+        }
+        if (sealedPos > 0) {
+            System.arraycopy(sealed, sealedPos, sealed, 0, sealedLimit - sealedPos);
+            sealedLimit -= sealedPos;
+            sealedPos = 0;
+        }
+        try {
+            while (sealedLimit < sealed.length) {
+                int n = source.read(sealed, sealedLimit, sealed.length - sealedLimit);
+                if (n < 0) {
+                    sourceEnded = true;
+                    break;
+                }
+                sealedLimit += n;
+            }
+        } catch (Throwable t) { // Errors too: thrown later, as they are, like the rest
+            sourceFailure = t;
         }
     }
 

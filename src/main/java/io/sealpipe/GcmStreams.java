@@ -152,9 +152,10 @@ public final class GcmStreams implements Destroyable {
      * Decrypts and verifies the message held in memory between {@code in}'s position and its
      * limit (a {@code FileChannel.map} region, a received block): chunks are opened straight
      * from the buffer into the reader's array, with no copy in between. {@code in}'s own
-     * position and limit are left alone; its content must not change while the stream is in use.
+     * position and limit are left alone; its content must not change until the stream is
+     * closed (at parallelism above 1, workers open the batch after a short read's between reads).
      *
-     * <p><b>A mapped file must not shrink while it is read.</b> The pages of a mapping past the
+     * <p><b>A mapped file must not shrink before the stream is closed.</b> The pages of a mapping past the
      * file's new end fault when touched (SIGBUS), and the engines read the buffer without a
      * check. A fault in native code <b>kills the JVM</b>: {@code openssl-jni} always reads the
      * buffer there, {@code openssl-jna} may; a fault in Java code ({@code jce}) is thrown as

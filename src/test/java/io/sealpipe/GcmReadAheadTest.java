@@ -576,6 +576,45 @@ class GcmReadAheadTest {
         }
     }
 
+    /**
+     * (9) In short reads every batch after the first parallel one is started ahead: once the read
+     * that takes a batch has returned, a worker begins the batch after it while no read is in
+     * progress. (The read-ahead during a batch stops once that batch is open; a stream that did
+     * not read the rest of the next batch before starting it would start only every other batch
+     * ahead and never get past the wait below.)
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    void everyBatchIsStartedAheadInShortReads(EngineKind kind) throws Exception {
+        byte[] sealed = encrypt(kind, PLAIN);
+        HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
+        int batches = (PLAIN.length / CHUNK_SIZE - FIRST_PARALLEL) / BATCH; // whole batches, each followed by more
+        CountDownLatch[] begun = new CountDownLatch[batches];
+        Arrays.setAll(begun, k -> new CountDownLatch(1));
+        Thread reader = Thread.currentThread();
+        engine.onOpenChunks((first, count) -> {
+            int k = (int) ((first - FIRST_PARALLEL) / BATCH);
+            if (Thread.currentThread() != reader && first >= FIRST_PARALLEL && k < batches) {
+                begun[k].countDown();
+            }
+        });
+        ExecutorService executor = Executors.newCachedThreadPool();
+        try (GcmInputStream in = gcm(engine, 2, executor).decrypt(new HookedSource(sealed))) {
+            byte[] b = new byte[CHUNK_SIZE];
+            assertEquals(ALONE, in.readNBytes(new byte[ALONE], 0, ALONE));
+            for (int k = 0; k + 1 < batches; k++) {
+                assertEquals(CHUNK_SIZE, in.read(b, 0, CHUNK_SIZE)); // takes batch k (the first: opens it)
+                assertTrue(begun[k + 1].await(60, TimeUnit.SECONDS), // a safety net: it passes at once when it passes
+                        "batch " + (k + 1) + " was not started ahead after the read that took batch " + k);
+                assertEquals(BATCH * CHUNK_SIZE - CHUNK_SIZE, in.readNBytes(new byte[BATCH * CHUNK_SIZE], 0,
+                        BATCH * CHUNK_SIZE - CHUNK_SIZE), "the rest of batch " + k);
+            }
+            assertArrayEquals(Arrays.copyOfRange(PLAIN, (int) in.plaintextRead(), PLAIN.length), in.readAllBytes());
+        } finally {
+            shutDown(executor);
+        }
+    }
+
     /** Runs {@code in.close()} on a thread of its own, named "closer"; what it throws goes to {@code failure}. */
     private static Thread closeInBackground(GcmInputStream in, AtomicReference<Throwable> failure) {
         Thread closer = new Thread(() -> {
