@@ -323,14 +323,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
                     : cipher.openChunks(baseNonce, nextChunk, sealed, sealedPos, count, dst, off);
                 sealedPos += opened * SEALED_CHUNK_SIZE;
             }
-            nextChunk += opened;
-            if (opened < count) {
-                StreamAuthenticationException e = chunkFailed(nextChunk);
-                if (opened == 0) {
-                    throw state.fail(e);
-                }
-                state.fail(e); // the authenticated chunks before it are released; the next read throws
-            }
+            countOpened(opened, count);
             return opened * CHUNK_SIZE;
         }
         // The ciphertext ends within the next sealed chunk: that is the final chunk.
@@ -371,22 +364,51 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         try {
             state.checkOpen();
             job.startOpen(nextChunk, sealed, memory, sealedPos, count, dst, off);
-            if (source != null) {
-                readAhead(sealedPos + count * SEALED_CHUNK_SIZE); // throws nothing: the round is always awaited
-            }
-            int opened;
-            try {
-                opened = job.awaitOpen(cipher);
-            } catch (Throwable t) {
-                // An engine failure: where the chunks stand is unknown, and the read-ahead is
-                // already in the other buffer, so the stream cannot go on.
-                throw state.fail(t);
-            }
-            moveToReadAhead(opened);
-            state.checkOpen(); // close() waits for this batch: its plaintext is not returned
-            return opened;
+            return finishBatch(count);
         } finally {
             batchLock.unlock();
+        }
+    }
+
+    /**
+     * With {@link #batchLock} held, after the workers were started on {@code count} chunks from
+     * {@link #sealedPos}: over a source, reads the next batch into {@link #ahead} meanwhile, then
+     * opens what no worker took, waits for the rest and moves to the ciphertext after the batch.
+     * Returns how many chunks, from the first, authenticated (see {@link ChunkJob#awaitOpen});
+     * throws {@link java.nio.channels.ClosedChannelException} if {@code close()} came in from
+     * another thread (it waits for this batch, whose plaintext is then not returned).
+     */
+    private int finishBatch(int count) throws IOException {
+        state.checkOpen();
+        if (source != null) {
+            readAhead(sealedPos + count * SEALED_CHUNK_SIZE); // throws nothing: the round is always awaited
+        }
+        int opened;
+        try {
+            opened = job.awaitOpen(cipher);
+        } catch (Throwable t) {
+            // An engine failure: where the chunks stand is unknown, and the read-ahead is
+            // already in the other buffer, so the stream cannot go on.
+            throw state.fail(t);
+        }
+        moveToReadAhead(opened);
+        state.checkOpen();
+        return opened;
+    }
+
+    /**
+     * Counts {@code opened} chunks of {@code count} as read; if one failed, records the failure
+     * and throws it when none opened (else the next read throws: the authenticated chunks before
+     * it are released first).
+     */
+    private void countOpened(int opened, int count) throws IOException {
+        nextChunk += opened;
+        if (opened < count) {
+            StreamAuthenticationException e = chunkFailed(nextChunk);
+            if (opened == 0) {
+                throw state.fail(e);
+            }
+            state.fail(e);
         }
     }
 
@@ -443,7 +465,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
      * first.
      */
     private void topUpSealed() {
-        if (source == null || sourceEnded || sourceFailure != null || sealedLimit - sealedPos >= sealed.length) {
+        if (source == null || sealedLimit - sealedPos >= sealed.length) {
             return;
         }
         if (sealedPos > 0) {
@@ -451,18 +473,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             sealedLimit -= sealedPos;
             sealedPos = 0;
         }
-        try {
-            while (sealedLimit < sealed.length) {
-                int n = source.read(sealed, sealedLimit, sealed.length - sealedLimit);
-                if (n < 0) {
-                    sourceEnded = true;
-                    break;
-                }
-                sealedLimit += n;
-            }
-        } catch (Throwable t) { // Errors too: thrown later, as they are, like the rest
-            sourceFailure = t;
-        }
+        sealedLimit = readSource(sealed, sealedLimit, false);
     }
 
     /**
@@ -472,37 +483,19 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
      * batch after it if {@code openAhead}.
      */
     private int takeBatchAhead(boolean openAhead) throws IOException {
+        int count = chunksAhead;
         int opened;
         batchLock.lock();
         try {
-            state.checkOpen();
-            int count = chunksAhead;
-            if (source != null) {
-                readAhead(sealedPos + count * SEALED_CHUNK_SIZE); // throws nothing: the round is always awaited
-            }
-            try {
-                opened = job.awaitOpen(cipher);
-            } catch (Throwable t) {
-                throw state.fail(t); // an engine failure: as in openBatch, the stream cannot go on
-            } finally {
-                chunksAhead = 0;
-            }
-            moveToReadAhead(opened);
+            chunksAhead = 0;
+            opened = finishBatch(count);
             byte[] taken = plainAhead;
             plainAhead = plain;
             plain = taken;
-            nextChunk += opened;
-            state.checkOpen(); // close() waited for this batch: its plaintext is not returned
-            if (opened < count) {
-                StreamAuthenticationException e = chunkFailed(nextChunk);
-                if (opened == 0) {
-                    throw state.fail(e);
-                }
-                state.fail(e); // the authenticated chunks before it are released; the next read throws
-            }
         } finally {
             batchLock.unlock();
         }
+        countOpened(opened, count);
         if (openAhead) {
             startBatchAhead();
         }
@@ -519,21 +512,32 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     private void readAhead(int from) {
         aheadLimit = sealedLimit - from;
         System.arraycopy(sealed, from, ahead, 0, aheadLimit);
+        aheadLimit = readSource(ahead, aheadLimit, true);
+    }
+
+    /**
+     * Reads the source into {@code into} from {@code limit} until it is full, the source ends or
+     * fails, or (if {@code untilBatchOpen}) the batch being opened is done; returns the new limit.
+     * Throws nothing: a failure is kept in {@link #sourceFailure}, for the read that needs the
+     * bytes after those read, and nothing is read once the source ended or failed.
+     */
+    private int readSource(byte[] into, int limit, boolean untilBatchOpen) {
         if (sourceEnded || sourceFailure != null) {
-            return;
+            return limit;
         }
         try {
-            while (aheadLimit < ahead.length && !job.isDone()) {
-                int n = source.read(ahead, aheadLimit, ahead.length - aheadLimit);
+            while (limit < into.length && !(untilBatchOpen && job.isDone())) {
+                int n = source.read(into, limit, into.length - limit);
                 if (n < 0) {
                     sourceEnded = true;
                     break;
                 }
-                aheadLimit += n;
+                limit += n;
             }
         } catch (Throwable t) { // Errors too: thrown later, as they are, like the rest
             sourceFailure = t;
         }
+        return limit;
     }
 
     /** Throws the source's failure kept by {@link #readAhead}, once: a later read asks the source again. */
