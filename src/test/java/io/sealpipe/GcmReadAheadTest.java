@@ -31,6 +31,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -70,6 +71,14 @@ class GcmReadAheadTest {
         5 * MIB + 12345};
     /** A message whose read crosses several batches. */
     private static final byte[] PLAIN = bytes(9, 4 * MIB + 777);
+
+    /** The tests' own workers, so that each test can see that none is left running ({@link #shutDownWorkers}). */
+    private final ExecutorService executor = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void shutDownWorkers() {
+        shutDown(executor);
+    }
 
     private static GcmStreams gcm(CryptoEngine engine, int parallelism, ExecutorService executor) {
         GcmStreams.Builder b = GcmStreams.builder().key(KEY).engine(engine).parallelism(parallelism);
@@ -152,12 +161,7 @@ class GcmReadAheadTest {
             askedAhead.countDown();
             await(opening); // and the source answers only while the batch is being opened
         });
-        ExecutorService executor = Executors.newCachedThreadPool();
-        try {
-            assertArrayEquals(PLAIN, readAll(gcm(engine, 2, executor).decrypt(source), MIB));
-        } finally {
-            shutDown(executor);
-        }
+        assertArrayEquals(PLAIN, readAll(gcm(engine, 2, executor).decrypt(source), MIB));
         assertTrue(source.ran.get(), "the source was asked for the bytes after the first batch");
         assertTrue(!reader.equals(openingThread.get()), "a worker opened the first batch while the reader read ahead");
         assertEquals(0, engine.open(), "ciphers left open");
@@ -187,7 +191,6 @@ class GcmReadAheadTest {
             }
         });
         int before = (int) ((failAt - HEADER_LENGTH - 1) / SEALED_CHUNK_SIZE) * CHUNK_SIZE; // whole chunks with a byte after
-        ExecutorService executor = Executors.newCachedThreadPool();
         try (GcmInputStream in = gcm(engine, 2, executor).decrypt(source)) {
             ByteArrayOutputStream got = new ByteArrayOutputStream();
             byte[] b = new byte[MIB];
@@ -209,8 +212,6 @@ class GcmReadAheadTest {
                 got.write(b, 0, n);
             }
             assertArrayEquals(PLAIN, got.toByteArray());
-        } finally {
-            shutDown(executor);
         }
         assertEquals(1, source.failures.get());
     }
@@ -225,27 +226,22 @@ class GcmReadAheadTest {
     @MethodSource("io.sealpipe.engine.TestEngines#kinds")
     void aTamperedChunkInABatchReadAheadReleasesNothingFromIt(EngineKind kind) throws IOException {
         byte[] sealed = encrypt(kind, PLAIN);
-        ExecutorService executor = Executors.newCachedThreadPool();
-        try {
-            GcmStreams gcm = gcm(TestEngines.engine(kind), 2, executor);
-            // In the batch read ahead during the first one (in short reads: the batch opened
-            // ahead while they take the first): its first chunk, and one in its middle.
-            for (int bad : new int[] {FIRST_PARALLEL + BATCH, FIRST_PARALLEL + BATCH + 11}) {
-                int at = HEADER_LENGTH + bad * SEALED_CHUNK_SIZE;
-                byte[] flipped = sealed.clone();
-                flipped[at + 100] ^= 1;
-                byte[] swapped = sealed.clone();
-                System.arraycopy(sealed, at + SEALED_CHUNK_SIZE, swapped, at, SEALED_CHUNK_SIZE);
-                System.arraycopy(sealed, at, swapped, at + SEALED_CHUNK_SIZE, SEALED_CHUNK_SIZE);
-                byte[] cut = Arrays.copyOf(sealed, at + SEALED_CHUNK_SIZE); // ends with a full chunk: "bad" reads as final
-                for (int readSize : new int[] {MIB, 10_000}) {
-                    for (byte[] message : new byte[][] {flipped, swapped, cut}) {
-                        expectFailureAt(gcm.decrypt(new HookedSource(message)), readSize, bad, message == cut);
-                    }
+        GcmStreams gcm = gcm(TestEngines.engine(kind), 2, executor);
+        // In the batch read ahead during the first one (in short reads: the batch opened
+        // ahead while they take the first): its first chunk, and one in its middle.
+        for (int bad : new int[] {FIRST_PARALLEL + BATCH, FIRST_PARALLEL + BATCH + 11}) {
+            int at = HEADER_LENGTH + bad * SEALED_CHUNK_SIZE;
+            byte[] flipped = sealed.clone();
+            flipped[at + 100] ^= 1;
+            byte[] swapped = sealed.clone();
+            System.arraycopy(sealed, at + SEALED_CHUNK_SIZE, swapped, at, SEALED_CHUNK_SIZE);
+            System.arraycopy(sealed, at, swapped, at + SEALED_CHUNK_SIZE, SEALED_CHUNK_SIZE);
+            byte[] cut = Arrays.copyOf(sealed, at + SEALED_CHUNK_SIZE); // ends with a full chunk: "bad" reads as final
+            for (int readSize : new int[] {MIB, 10_000}) {
+                for (byte[] message : new byte[][] {flipped, swapped, cut}) {
+                    expectFailureAt(gcm.decrypt(new HookedSource(message)), readSize, bad, message == cut);
                 }
             }
-        } finally {
-            shutDown(executor);
         }
     }
 
@@ -330,41 +326,36 @@ class GcmReadAheadTest {
         closeDuringABatch(engine, source, opening, answer);
     }
 
-    private static void closeDuringABatch(HookedEngine engine, HookedSource source, CountDownLatch inBatch,
+    private void closeDuringABatch(HookedEngine engine, HookedSource source, CountDownLatch inBatch,
             CountDownLatch answer) throws Exception {
-        ExecutorService executor = Executors.newCachedThreadPool();
-        try {
-            GcmInputStream in = gcm(engine, 2, executor).decrypt(source);
-            AtomicReference<Throwable> readFailure = new AtomicReference<>();
-            Thread reader = new Thread(() -> {
-                byte[] b = new byte[MIB];
-                try {
-                    while (in.read(b, 0, b.length) >= 0) {
-                        // read until close() stops it
-                    }
-                } catch (Throwable t) {
-                    readFailure.set(t);
+        GcmInputStream in = gcm(engine, 2, executor).decrypt(source);
+        AtomicReference<Throwable> readFailure = new AtomicReference<>();
+        Thread reader = new Thread(() -> {
+            byte[] b = new byte[MIB];
+            try {
+                while (in.read(b, 0, b.length) >= 0) {
+                    // read until close() stops it
                 }
-            }, "reader");
-            reader.start();
-            await(inBatch);
-            AtomicReference<Throwable> closeFailure = new AtomicReference<>();
-            Thread closer = closeInBackground(in, closeFailure);
-            await(source.closed); // close() began: the source is closed first
-            awaitWaiting(closer, "close() returned while a batch was in flight"); // then it waits for the batch
-            assertTrue(engine.open() >= 2, "no cipher is freed while the batch is in flight");
-            answer.countDown();
-            joinUninterruptibly(reader);
-            joinUninterruptibly(closer);
-            assertNull(closeFailure.get(), "close() failed");
-            assertInstanceOf(ClosedChannelException.class, readFailure.get(), "the read fails as closed");
-            assertEquals(0, engine.open(), "ciphers left open");
-            assertEquals(1, source.closes.get(), "the source is closed once");
-            in.close();
-            assertEquals(1, source.closes.get(), "and only once");
-        } finally {
-            shutDown(executor);
-        }
+            } catch (Throwable t) {
+                readFailure.set(t);
+            }
+        }, "reader");
+        reader.start();
+        await(inBatch);
+        AtomicReference<Throwable> closeFailure = new AtomicReference<>();
+        Thread closer = closeInBackground(in, closeFailure);
+        await(source.closed); // close() began: the source is closed first
+        awaitWaiting(closer, "close() returned while a batch was in flight"); // then it waits for the batch
+        assertTrue(engine.open() >= 2, "no cipher is freed while the batch is in flight");
+        answer.countDown();
+        joinUninterruptibly(reader);
+        joinUninterruptibly(closer);
+        assertNull(closeFailure.get(), "close() failed");
+        assertInstanceOf(ClosedChannelException.class, readFailure.get(), "the read fails as closed");
+        assertEquals(0, engine.open(), "ciphers left open");
+        assertEquals(1, source.closes.get(), "the source is closed once");
+        in.close();
+        assertEquals(1, source.closes.get(), "and only once");
     }
 
     /**
@@ -377,14 +368,9 @@ class GcmReadAheadTest {
     @MethodSource("io.sealpipe.engine.TestEngines#kinds")
     void mixedReadsReturnThePlaintextAtParallelism2(EngineKind kind) throws IOException {
         byte[] sealed = encrypt(kind, PLAIN);
-        ExecutorService executor = Executors.newCachedThreadPool();
-        try {
-            GcmStreams gcm = gcm(TestEngines.engine(kind), 2, executor);
-            readMixed(gcm.decrypt(new HookedSource(sealed)), "from a stream");
-            readMixed(gcm.decrypt(ByteBuffer.wrap(sealed)), "from memory");
-        } finally {
-            shutDown(executor);
-        }
+        GcmStreams gcm = gcm(TestEngines.engine(kind), 2, executor);
+        readMixed(gcm.decrypt(new HookedSource(sealed)), "from a stream");
+        readMixed(gcm.decrypt(ByteBuffer.wrap(sealed)), "from memory");
     }
 
     private static void readMixed(GcmInputStream in, String where) throws IOException {
@@ -447,35 +433,30 @@ class GcmReadAheadTest {
         HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
         AtomicReference<AheadHooks> hooks = new AtomicReference<>();
         engine.onOpenChunks((first, count) -> hooks.get().opening(first));
-        ExecutorService executor = Executors.newCachedThreadPool();
-        try {
-            GcmStreams gcm = gcm(engine, 2, executor);
-            AheadHooks onReader = new AheadHooks(false);
-            hooks.set(onReader);
-            GcmInputStream in = gcm.decrypt(onReader.source(sealed));
-            readUpToTheBatchOpenedAhead(in);
-            await(onReader.aheadBegun);
-            in.close();
-            assertEquals(0, engine.open(), "ciphers left open after close() on the reading thread");
-            assertThrows(ClosedChannelException.class, () -> in.read(new byte[10], 0, 10));
+        GcmStreams gcm = gcm(engine, 2, executor);
+        AheadHooks onReader = new AheadHooks(false);
+        hooks.set(onReader);
+        GcmInputStream in = gcm.decrypt(onReader.source(sealed));
+        readUpToTheBatchOpenedAhead(in);
+        await(onReader.aheadBegun);
+        in.close();
+        assertEquals(0, engine.open(), "ciphers left open after close() on the reading thread");
+        assertThrows(ClosedChannelException.class, () -> in.read(new byte[10], 0, 10));
 
-            AheadHooks onOther = new AheadHooks(true);
-            hooks.set(onOther);
-            GcmInputStream held = gcm.decrypt(onOther.source(sealed));
-            readUpToTheBatchOpenedAhead(held);
-            await(onOther.aheadBegun); // a worker holds a part of the batch opened ahead
-            AtomicReference<Throwable> closeFailure = new AtomicReference<>();
-            Thread closer = closeInBackground(held, closeFailure);
-            awaitWaiting(closer, "close() returned while a worker was opening a batch"); // it waits for the worker's part
-            assertTrue(engine.open() >= 2, "no cipher is freed while a worker holds one");
-            onOther.answer.countDown();
-            joinUninterruptibly(closer);
-            assertNull(closeFailure.get(), "close() failed");
-            assertEquals(0, engine.open(), "ciphers left open");
-            assertThrows(ClosedChannelException.class, () -> held.read(new byte[10], 0, 10));
-        } finally {
-            shutDown(executor);
-        }
+        AheadHooks onOther = new AheadHooks(true);
+        hooks.set(onOther);
+        GcmInputStream held = gcm.decrypt(onOther.source(sealed));
+        readUpToTheBatchOpenedAhead(held);
+        await(onOther.aheadBegun); // a worker holds a part of the batch opened ahead
+        AtomicReference<Throwable> closeFailure = new AtomicReference<>();
+        Thread closer = closeInBackground(held, closeFailure);
+        awaitWaiting(closer, "close() returned while a worker was opening a batch"); // it waits for the worker's part
+        assertTrue(engine.open() >= 2, "no cipher is freed while a worker holds one");
+        onOther.answer.countDown();
+        joinUninterruptibly(closer);
+        assertNull(closeFailure.get(), "close() failed");
+        assertEquals(0, engine.open(), "ciphers left open");
+        assertThrows(ClosedChannelException.class, () -> held.read(new byte[10], 0, 10));
     }
 
     /**
@@ -544,35 +525,30 @@ class GcmReadAheadTest {
                 throw broken;
             }
         });
-        ExecutorService executor = Executors.newCachedThreadPool();
-        try {
-            GcmStreams gcm = gcm(engine, 2, executor);
-            for (int readSize : new int[] {10_000, MIB}) {
-                GcmInputStream in = gcm.decrypt(new HookedSource(sealed));
-                byte[] b = new byte[readSize];
-                ByteArrayOutputStream got = new ByteArrayOutputStream();
-                IOException thrown = null;
-                try (in) {
-                    got.write(in.readNBytes(ALONE)); // the stream alone; its batches then start at FIRST_PARALLEL
-                    while (thrown == null) {
-                        try {
-                            int n = in.read(b, 0, b.length);
-                            assertTrue(n > 0, "no end before the failure");
-                            got.write(b, 0, n);
-                        } catch (IOException e) {
-                            thrown = e;
-                        }
+        GcmStreams gcm = gcm(engine, 2, executor);
+        for (int readSize : new int[] {10_000, MIB}) {
+            GcmInputStream in = gcm.decrypt(new HookedSource(sealed));
+            byte[] b = new byte[readSize];
+            ByteArrayOutputStream got = new ByteArrayOutputStream();
+            IOException thrown = null;
+            try (in) {
+                got.write(in.readNBytes(ALONE)); // the stream alone; its batches then start at FIRST_PARALLEL
+                while (thrown == null) {
+                    try {
+                        int n = in.read(b, 0, b.length);
+                        assertTrue(n > 0, "no end before the failure");
+                        got.write(b, 0, n);
+                    } catch (IOException e) {
+                        thrown = e;
                     }
-                    assertSame(broken, thrown.getCause(), readSize + "-byte reads: " + thrown);
-                    assertEquals((long) (FIRST_PARALLEL + BATCH) * CHUNK_SIZE, got.size(), readSize + "-byte reads: the batches before it");
-                    assertArrayEquals(Arrays.copyOf(PLAIN, got.size()), got.toByteArray());
-                    IOException again = assertThrows(IOException.class, () -> in.read(b, 0, b.length));
-                    assertSame(broken, again.getCause(), "every later read throws");
                 }
-                assertEquals(0, engine.open(), readSize + "-byte reads: ciphers left open");
+                assertSame(broken, thrown.getCause(), readSize + "-byte reads: " + thrown);
+                assertEquals((long) (FIRST_PARALLEL + BATCH) * CHUNK_SIZE, got.size(), readSize + "-byte reads: the batches before it");
+                assertArrayEquals(Arrays.copyOf(PLAIN, got.size()), got.toByteArray());
+                IOException again = assertThrows(IOException.class, () -> in.read(b, 0, b.length));
+                assertSame(broken, again.getCause(), "every later read throws");
             }
-        } finally {
-            shutDown(executor);
+            assertEquals(0, engine.open(), readSize + "-byte reads: ciphers left open");
         }
     }
 
@@ -598,7 +574,6 @@ class GcmReadAheadTest {
                 begun[k].countDown();
             }
         });
-        ExecutorService executor = Executors.newCachedThreadPool();
         try (GcmInputStream in = gcm(engine, 2, executor).decrypt(new HookedSource(sealed))) {
             byte[] b = new byte[CHUNK_SIZE];
             assertEquals(ALONE, in.readNBytes(new byte[ALONE], 0, ALONE));
@@ -610,8 +585,6 @@ class GcmReadAheadTest {
                         BATCH * CHUNK_SIZE - CHUNK_SIZE), "the rest of batch " + k);
             }
             assertArrayEquals(Arrays.copyOfRange(PLAIN, (int) in.plaintextRead(), PLAIN.length), in.readAllBytes());
-        } finally {
-            shutDown(executor);
         }
     }
 
