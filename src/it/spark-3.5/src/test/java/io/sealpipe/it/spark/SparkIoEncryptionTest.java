@@ -21,10 +21,12 @@ import java.util.Map;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.io.CompressionCodec;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.slf4j.LoggerFactory;
 
 /**
  * Spark's IO encryption on sealpipe's Commons Crypto cipher, in a local-mode job: shuffles with
@@ -41,6 +43,16 @@ class SparkIoEncryptionTest {
     private static final Path LOG = Path.of(System.getProperty("sealpipe.it.log", "target/sealpipe-it.log"));
     private static final String ENGINE_LINE = "sealpipe engine ";
     private static final int IV_LENGTH = 16;
+
+    /**
+     * Starts log4j2 (a logger from SLF4J makes its context), which empties the log file ({@code
+     * append = false}): the file then holds this JVM's lines only. Nothing is logged here: the
+     * file takes every {@code io.sealpipe} logger, this package's too.
+     */
+    @BeforeAll
+    static void startLogging() {
+        LoggerFactory.getLogger(SparkIoEncryptionTest.class);
+    }
 
     /** The runs need one JVM in order: the plain run first, which must not touch sealpipe. */
     @Test
