@@ -79,7 +79,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code spark-path-copy}: the same generic streams on {@link CopyCipher}, a
  *       {@code CryptoCipher} that only copies its input to its output (no encryption, so its
  *       trial skips the check against SunJCE): what the streams cost with a cipher that costs one
- *       copy, the bound above every cipher class in them.
+ *       copy.
+ *   <li>{@code spark-path-none}: the same streams on {@link NoCipher}, which copies nothing (it
+ *       only moves the buffers' positions): what the streams alone cost around any cipher.
  *   <li>{@code sunjce}: a plain {@code Cipher.getInstance("AES/CTR/NoPadding")} (SunJCE): writes
  *       are encrypted in {@code bufferSize} pieces into one array and passed to the same sink;
  *       reads fill one array of {@code bufferSize} from the same source and decrypt into the
@@ -115,7 +117,7 @@ public class CtrStreamBenchmark {
     private static final String SEALPIPE_CIPHER = SealpipeCryptoCipher.class.getName();
 
     @Param({"auto", "openssl-jni", "openssl-jna", "jce", "commons-crypto-jce", "commons-crypto-openssl",
-            "commons-crypto-sealpipe", "spark-path-jce", "spark-path-sealpipe", "spark-path-copy", "sunjce"})
+            "commons-crypto-sealpipe", "spark-path-jce", "spark-path-sealpipe", "spark-path-copy", "spark-path-none", "sunjce"})
     public String impl;
 
     /** Bytes per application write or read: sealpipe's chunk size, and a large write. */
@@ -142,7 +144,8 @@ public class CtrStreamBenchmark {
         plain = Fixtures.bytes(size, 4);
         dst = new byte[size];
 
-        if (impl.equals("jce") || impl.startsWith("commons-crypto") || impl.equals("sunjce")) {
+        if (impl.equals("jce") || impl.startsWith("commons-crypto") || impl.startsWith("spark-path")
+                || impl.equals("sunjce")) {
             warmSunJce();
         }
         if (impl.startsWith("commons-crypto")) {
@@ -153,7 +156,7 @@ public class CtrStreamBenchmark {
         // Reference: the stream encrypted by plain SunJCE from position 0.
         byte[] replayPlain = Fixtures.bytes(Math.max(size, bufferSize), 5);
         byte[] replayCipher = sunJce(Cipher.ENCRYPT_MODE).doFinal(replayPlain);
-        if (!impl.equals("spark-path-copy")) {
+        if (!impl.equals("spark-path-copy") && !impl.equals("spark-path-none")) {
             verify(replayPlain, replayCipher);
         }
 
@@ -199,7 +202,7 @@ public class CtrStreamBenchmark {
             case "commons-crypto-jce" -> new CommonsOut(commonsCrypto(CipherProvider.JCE), to, key, iv);
             case "commons-crypto-openssl" -> new CommonsOut(commonsCrypto(CipherProvider.OPENSSL), to, key, iv);
             case "commons-crypto-sealpipe" -> new CommonsOut(commonsCrypto(SEALPIPE_CIPHER), to, key, iv);
-            case "spark-path-jce", "spark-path-sealpipe", "spark-path-copy" ->
+            case "spark-path-jce", "spark-path-sealpipe", "spark-path-copy", "spark-path-none" ->
                     new CryptoOutputStream(CTR, sparkPath(), to, new SecretKeySpec(key, "AES"), new IvParameterSpec(iv));
             case "sunjce" -> new SunJceOutput(sunJce(Cipher.ENCRYPT_MODE), to, bufferSize);
             default -> throw new IllegalArgumentException("unknown impl " + impl);
@@ -213,7 +216,7 @@ public class CtrStreamBenchmark {
             case "commons-crypto-openssl" ->
                     new CtrCryptoInputStream(commonsCrypto(CipherProvider.OPENSSL), from, key, iv);
             case "commons-crypto-sealpipe" -> new CtrCryptoInputStream(commonsCrypto(SEALPIPE_CIPHER), from, key, iv);
-            case "spark-path-jce", "spark-path-sealpipe", "spark-path-copy" ->
+            case "spark-path-jce", "spark-path-sealpipe", "spark-path-copy", "spark-path-none" ->
                     new CryptoInputStream(CTR, sparkPath(), from, new SecretKeySpec(key, "AES"), new IvParameterSpec(iv));
             case "sunjce" -> new SunJceInput(sunJce(Cipher.DECRYPT_MODE), from, bufferSize);
             default -> throw new IllegalArgumentException("unknown impl " + impl);
@@ -252,7 +255,8 @@ public class CtrStreamBenchmark {
         return commonsCrypto(switch (impl) {
             case "spark-path-jce" -> CipherProvider.JCE.getClassName();
             case "spark-path-sealpipe" -> SEALPIPE_CIPHER;
-            default -> CopyCipher.class.getName();
+            case "spark-path-copy" -> CopyCipher.class.getName();
+            default -> NoCipher.class.getName();
         });
     }
 
@@ -389,6 +393,57 @@ public class CtrStreamBenchmark {
         @Override
         public int doFinal(byte[] input, int inputOffset, int inputLen, byte[] output, int outputOffset) {
             return update(input, inputOffset, inputLen, output, outputOffset);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /**
+     * Not a cipher either: takes its input and hands back its output buffer's bytes as they are,
+     * without touching them (positions only), so that the streams on it cost what they cost
+     * around any cipher.
+     */
+    public static final class NoCipher implements CryptoCipher {
+        public NoCipher(Properties props, String transformation) {
+        }
+
+        @Override
+        public int getBlockSize() {
+            return 16;
+        }
+
+        @Override
+        public String getAlgorithm() {
+            return CTR;
+        }
+
+        @Override
+        public void init(int mode, Key key, AlgorithmParameterSpec params) {
+        }
+
+        @Override
+        public int update(ByteBuffer inBuffer, ByteBuffer outBuffer) {
+            int n = inBuffer.remaining();
+            inBuffer.position(inBuffer.limit());
+            outBuffer.position(outBuffer.position() + n);
+            return n;
+        }
+
+        @Override
+        public int update(byte[] input, int inputOffset, int inputLen, byte[] output, int outputOffset) {
+            return inputLen;
+        }
+
+        @Override
+        public int doFinal(ByteBuffer inBuffer, ByteBuffer outBuffer) {
+            return update(inBuffer, outBuffer);
+        }
+
+        @Override
+        public int doFinal(byte[] input, int inputOffset, int inputLen, byte[] output, int outputOffset) {
+            return inputLen;
         }
 
         @Override
