@@ -4,12 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sealpipe.hadoop.SealpipeAesCtrCryptoCodec;
 import java.io.BufferedWriter;
-import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -43,7 +44,7 @@ import org.junit.jupiter.api.Test;
 class EncryptedIntermediateDataTest {
     private static final String CODEC_CLASSES =
             CommonConfigurationKeysPublic.HADOOP_SECURITY_CRYPTO_CODEC_CLASSES_AES_CTR_NOPADDING_KEY;
-    private static final String SEALPIPE_CODEC = "io.sealpipe.hadoop.SealpipeAesCtrCryptoCodec";
+    private static final String SEALPIPE_CODEC = SealpipeAesCtrCryptoCodec.class.getName();
     private static final int INPUT_FILES = 4;
     private static final int INPUT_FILE_BYTES = 1 << 20;
 
@@ -55,7 +56,7 @@ class EncryptedIntermediateDataTest {
     static void writeInput() throws IOException {
         Logs.install();
         base = Path.of("target", "mapreduce").toAbsolutePath();
-        deleteRecursively(base);
+        TestFiles.deleteRecursively(base);
         input = Files.createDirectories(base.resolve("input"));
         expected = new TreeMap<>();
         for (int f = 0; f < INPUT_FILES; f++) {
@@ -200,7 +201,10 @@ class EncryptedIntermediateDataTest {
         int mark = Logs.mark();
         Job job = wordCount("no-codec", true, missing);
         assertFalse(job.waitForCompletion(false), "the job without a codec succeeded");
-        List<Logs.Line> logged = Logs.since(mark);
+        // The LocalJobRunner marks the job failed before it logs why, in its own thread, and
+        // keeps the cause nowhere else (no failure info, diagnostics or completion events).
+        List<Logs.Line> logged = Logs.awaitSince(mark, Logs::jobRunnerFailure, Duration.ofSeconds(60),
+                "the LocalJobRunner's warning with the exception that failed the job");
         assertTrue(Logs.codecMissing(logged, missing), "Hadoop did not say the codec class is missing");
         List<Throwable> failures = logged.stream().map(Logs.Line::thrown).filter(t -> t != null).toList();
         assertTrue(failures.stream().anyMatch(EncryptedIntermediateDataTest::missingCodec),
@@ -217,18 +221,5 @@ class EncryptedIntermediateDataTest {
             }
         }
         return false;
-    }
-
-    private static void deleteRecursively(Path path) throws IOException {
-        File file = path.toFile();
-        if (file.isDirectory()) {
-            File[] children = file.listFiles();
-            if (children != null) {
-                for (File child : children) {
-                    deleteRecursively(child.toPath());
-                }
-            }
-        }
-        Files.deleteIfExists(path);
     }
 }

@@ -1,7 +1,11 @@
 package io.sealpipe.it.hadoop;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
 import org.apache.log4j.AppenderSkeleton;
 import org.apache.log4j.Logger;
 import org.apache.log4j.spi.LoggingEvent;
@@ -18,7 +22,11 @@ import org.apache.log4j.spi.LoggingEvent;
  *       cannot come from another.
  *   <li>Hadoop's {@code CryptoCodec.getInstance}, which logs at DEBUG (logger {@code
  *       PerformanceAdvisory}) the class of each codec it makes ({@value #CODEC_USED}), and each
- *       configured class that does not load ({@value #CODEC_MISSING}).
+ *       configured class that does not load ({@value #CODEC_MISSING}). The appender also
+ *       records who asked for each codec (the method that called {@code getInstance}), because
+ *       the same line comes from a DFS client's crypto streams ({@value #STREAM_CODEC_CALLER}) and
+ *       from its key provider decrypting the file's data key ({@code
+ *       KeyProviderCryptoExtension$DefaultCryptoExtension}).
  *   <li>{@code LocalJobRunner}'s warnings, with the exception that failed a job.
  * </ul>
  */
@@ -26,9 +34,19 @@ final class Logs {
     static final String ENGINE_LINE = "sealpipe engine ";
     static final String CODEC_USED = "Using crypto codec ";
     static final String CODEC_MISSING = "Crypto codec %s not found.";
+    /**
+     * Where Hadoop 3.4's DFS client makes the codec of a file's crypto stream, for {@code
+     * DFSClient.createWrappedOutputStream} and {@code HdfsKMSUtil.createWrappedInputStream}.
+     */
+    static final String STREAM_CODEC_CALLER = "org.apache.hadoop.hdfs.HdfsKMSUtil.getCryptoCodec";
+    private static final String CRYPTO_CODEC = "org.apache.hadoop.crypto.CryptoCodec";
+    private static final String LOCAL_JOB_RUNNER = "org.apache.hadoop.mapred.LocalJobRunner";
 
-    /** A line logged: its logger, its message and its exception (or null). */
-    record Line(String logger, String message, Throwable thrown) {}
+    /**
+     * A line logged: its logger, its message, its exception (or null), and for a codec made, the
+     * method that called {@code CryptoCodec.getInstance} (else null).
+     */
+    record Line(String logger, String message, Throwable thrown, String codecCaller) {}
 
     private static final List<Line> LINES = new CopyOnWriteArrayList<>();
     private static boolean installed;
@@ -43,8 +61,11 @@ final class Logs {
         AppenderSkeleton appender = new AppenderSkeleton() {
             @Override
             protected void append(LoggingEvent event) {
-                LINES.add(new Line(event.getLoggerName(), event.getRenderedMessage(),
-                        event.getThrowableInformation() == null ? null : event.getThrowableInformation().getThrowable()));
+                String message = event.getRenderedMessage();
+                // Appenders run in the thread that logs: the stack is getInstance's caller's.
+                String caller = message != null && message.startsWith(CODEC_USED) ? codecCaller(new Throwable().getStackTrace()) : null;
+                LINES.add(new Line(event.getLoggerName(), message,
+                        event.getThrowableInformation() == null ? null : event.getThrowableInformation().getThrowable(), caller));
             }
 
             @Override
@@ -59,7 +80,7 @@ final class Logs {
         };
         // Logger.getLogger configures log4j from log4j.properties first.
         for (String logger : List.of("io.sealpipe", "org.apache.hadoop.util.PerformanceAdvisory",
-                "org.apache.hadoop.mapred.LocalJobRunner")) {
+                LOCAL_JOB_RUNNER)) {
             Logger.getLogger(logger).addAppender(appender);
         }
         installed = true;
@@ -76,6 +97,40 @@ final class Logs {
         return all.subList(mark, all.size());
     }
 
+    /** The method below the last {@code CryptoCodec} frame of {@code stack}, or null. */
+    private static String codecCaller(StackTraceElement[] stack) {
+        for (int i = stack.length - 2; i >= 0; i--) {
+            if (stack[i].getClassName().equals(CRYPTO_CODEC)) {
+                return stack[i + 1].getClassName() + "." + stack[i + 1].getMethodName();
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The lines collected since {@code mark}, once one of them matches {@code wanted}; fails
+     * after {@code timeout}. For a line that another thread logs after what the test waited for
+     * (the {@code LocalJobRunner} sets a job's state before it logs why the job failed).
+     */
+    static List<Line> awaitSince(int mark, Predicate<Line> wanted, Duration timeout, String what) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            List<Line> lines = since(mark);
+            if (lines.stream().anyMatch(wanted)) {
+                return lines;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("not logged within " + timeout.toSeconds() + " s: " + what + "; logged: " + lines);
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+    }
+
+    /** Whether {@code line} is the {@code LocalJobRunner}'s, with an exception. */
+    static boolean jobRunnerFailure(Line line) {
+        return line.logger().equals(LOCAL_JOB_RUNNER) && line.thrown() != null;
+    }
+
     /** sealpipe's messages among {@code lines}. */
     static List<String> sealpipe(List<Line> lines) {
         return lines.stream().filter(l -> l.logger().startsWith("io.sealpipe")).map(Line::message).toList();
@@ -90,6 +145,16 @@ final class Logs {
     static long codecsMade(List<Line> lines, String codec) {
         String line = CODEC_USED + codec + ".";
         return lines.stream().filter(l -> l.message().equals(line)).count();
+    }
+
+    /**
+     * How many codecs of class {@code codec} a DFS client made for its crypto streams in {@code
+     * lines}: one per file opened or created in an encryption zone, not counting the codecs its
+     * key provider makes to decrypt the files' data keys.
+     */
+    static long streamCodecsMade(List<Line> lines, String codec) {
+        String line = CODEC_USED + codec + ".";
+        return lines.stream().filter(l -> l.message().equals(line) && STREAM_CODEC_CALLER.equals(l.codecCaller())).count();
     }
 
     /** Whether Hadoop reported in {@code lines} that configured codec class {@code codec} does not load. */
