@@ -1,26 +1,38 @@
 package io.sealpipe.it.spark;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sealpipe.CtrStreams;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import javax.crypto.Cipher;
+import javax.crypto.spec.IvParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
+import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.io.CompressionCodec;
+import org.apache.spark.storage.BlockManager;
+import org.apache.spark.storage.BlockStatus;
+import org.apache.spark.storage.BroadcastBlockId;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -33,9 +45,9 @@ import org.slf4j.LoggerFactory;
  * forced spills, a broadcast, a {@code DISK_ONLY} RDD read back. The job gives the same result
  * as without encryption, sealpipe's engine is chosen during the encrypted run and not before
  * (its log line, written by log4j2 to {@code target/sealpipe-it.log}), the files Spark wrote
- * decrypt with sealpipe's own {@link CtrStreams} under Spark's key, and a cipher list naming a
- * class that does not exist fails the job (Commons Crypto does not fall back from an explicit
- * list).
+ * decrypt with the JDK's SunJCE AES/CTR under Spark's key (the broadcast's too, on a context with
+ * too little memory to keep it), and a cipher list naming a class that does not exist fails the
+ * job (Commons Crypto does not fall back from an explicit list).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SparkIoEncryptionTest {
@@ -43,6 +55,10 @@ class SparkIoEncryptionTest {
     private static final Path LOG = Path.of(System.getProperty("sealpipe.it.log", "target/sealpipe-it.log"));
     private static final String ENGINE_LINE = "sealpipe engine ";
     private static final int IV_LENGTH = 16;
+    /** The broadcast test's job reads every 1024th entry of the table. */
+    private static final int BROADCAST_STRIDE = 1024;
+    /** What {@code LZ4BlockOutputStream} (Spark's default codec) writes first. */
+    private static final byte[] LZ4_MAGIC = "LZ4Block".getBytes(StandardCharsets.US_ASCII);
 
     /**
      * Starts log4j2 (a logger from SLF4J makes its context), which empties the log file ({@code
@@ -69,7 +85,7 @@ class SparkIoEncryptionTest {
         Outcome sealed = run("sealpipe", true, table, (sc, dir, result) -> {
             List<String> engine = sealpipeLines().stream().filter(l -> l.startsWith(ENGINE_LINE)).toList();
             assertEquals(1, engine.size(), "sealpipe's engine line once, in the encrypted run: " + sealpipeLines());
-            checkEncryptedFiles(sc, dir, result); // CtrStreams: after the check of the engine line
+            checkEncryptedFiles(sc, dir, result);
         });
         System.out.println("sealpipe's log lines (" + LOG + "):");
         sealpipeLines().forEach(l -> System.out.println("  " + l));
@@ -111,6 +127,90 @@ class SparkIoEncryptionTest {
         }
     }
 
+    /**
+     * A broadcast in an encrypted run, on a context whose memory store holds less than one piece.
+     * In local mode a broadcast otherwise stays in memory (the value and its pieces in the memory
+     * store of the one block manager, which the tasks read the value from) and never passes
+     * through IO encryption. Here the value ({@code broadcast_<id>}, MEMORY_AND_DISK) and each piece
+     * ({@code broadcast_<id>_pieceN}, MEMORY_AND_DISK_SER) go to disk through Spark's encrypted
+     * channel, the job reads the value back from there, and the files decrypt under Spark's key to
+     * the compressed, serialized table.
+     */
+    @Test
+    @Order(3)
+    void broadcastBlocksOnDiskAreEncrypted() throws Exception {
+        Path dir = TARGET.resolve("spark-local/broadcast");
+        EncryptionJob.deleteTree(dir);
+        int[] table = EncryptionJob.table();
+        long expected = 0;
+        for (int i = 0; i < table.length; i += BROADCAST_STRIDE) {
+            expected += table[i];
+        }
+        SparkConf conf = EncryptionJob.conf("broadcast", true, EncryptionJob.SEALPIPE_CIPHER, dir)
+                // Storage and execution share 0.6 of 16 KiB: neither the value nor any piece fits
+                // (the table barely compresses: 768 KiB pieces leave a last one of about 256 KiB).
+                .set("spark.testing.memory", Long.toString(16 << 10))
+                .set("spark.testing.reservedMemory", "0")
+                .set("spark.broadcast.blockSize", "768k");
+        try (JavaSparkContext sc = new JavaSparkContext(conf)) {
+            Broadcast<int[]> broadcast = sc.broadcast(table);
+            String id = "broadcast_" + broadcast.id();
+            List<Path> pieces = EncryptionJob.files(dir, id + "_piece\\d+");
+            List<Path> values = EncryptionJob.files(dir, id);
+            assertEquals(1, values.size(), id + " on disk under " + dir);
+            assertTrue(pieces.size() > 1, id + "'s pieces on disk under " + dir + ": " + pieces);
+
+            List<Integer> starts = new ArrayList<>();
+            for (int i = 0; i < table.length; i += BROADCAST_STRIDE) {
+                starts.add(i);
+            }
+            long sum = sc.parallelize(starts, 2).map(i -> (long) broadcast.value()[i]).reduce(Long::sum);
+            assertEquals(expected, sum, "the job's sum over the broadcast read back from disk");
+
+            byte[] key = SparkEnv.get().securityManager().getIOEncryptionKey().get();
+            CompressionCodec codec = CompressionCodec.createCodec(sc.getConf());
+            // The pieces are one compressed stream cut into blockSize chunks, each encrypted alone.
+            pieces = new ArrayList<>(pieces);
+            pieces.sort(Comparator.comparingInt(p -> Integer.parseInt(
+                    p.getFileName().toString().substring((id + "_piece").length()))));
+            BlockManager blocks = SparkEnv.get().blockManager();
+            BlockStatus valueStatus = blocks.getStatus(new BroadcastBlockId(broadcast.id(), "")).get();
+            assertTrue(valueStatus.memSize() == 0 && valueStatus.diskSize() > 0, id + ": " + valueStatus);
+            assertTrue(blocks.getStatus(new BroadcastBlockId(broadcast.id(), "piece" + pieces.size())).isEmpty(),
+                    "every piece on disk: " + pieces);
+            ByteArrayOutputStream stream = new ByteArrayOutputStream();
+            for (int n = 0; n < pieces.size(); n++) {
+                assertEquals(id + "_piece" + n, pieces.get(n).getFileName().toString(), "pieces 0.." + n);
+                BlockStatus status = blocks.getStatus(new BroadcastBlockId(broadcast.id(), "piece" + n)).get();
+                assertTrue(status.memSize() == 0 && status.diskSize() > 0, id + "_piece" + n + ": " + status);
+                byte[] bytes = Files.readAllBytes(pieces.get(n));
+                byte[] plain = decrypt(key, bytes).readAllBytes();
+                if (n == 0) {
+                    assertThrows(IOException.class, () -> readTable(codec, new ByteArrayInputStream(bytes)),
+                            "a ciphertext piece decompressed");
+                    assertArrayEquals(LZ4_MAGIC, Arrays.copyOf(plain, LZ4_MAGIC.length), "LZ4's magic in piece 0");
+                }
+                stream.write(plain);
+            }
+            assertArrayEquals(table, readTable(codec, new ByteArrayInputStream(stream.toByteArray())),
+                    "the decrypted pieces, decompressed and deserialized");
+            byte[] value = Files.readAllBytes(values.get(0));
+            assertThrows(IOException.class, () -> readTable(codec, new ByteArrayInputStream(value)),
+                    "a ciphertext value decompressed");
+            assertArrayEquals(table, readTable(codec, decrypt(key, value)), id + " decrypted");
+            System.out.printf("sealpipe: %s (%d bytes) and %d pieces (%d bytes) decrypted with SunJCE%n", id,
+                    value.length, pieces.size(), stream.size());
+        }
+    }
+
+    private static int[] readTable(CompressionCodec codec, InputStream in) throws IOException {
+        try (InputStream plain = codec.compressedInputStream(in)) {
+            return (int[]) SparkEnv.get().serializer().newInstance().deserializeStream(plain).asIterator().next();
+        } catch (RuntimeException e) {
+            throw new IOException("cannot read the table", e);
+        }
+    }
+
     private interface WhileAlive {
         void check(JavaSparkContext sc, Path localDir, EncryptionJob.Result result) throws Exception;
     }
@@ -149,7 +249,7 @@ class SparkIoEncryptionTest {
 
     /**
      * With encryption: each shuffle segment and disk block is Spark's 16-byte IV and then AES-CTR
-     * under Spark's key, which sealpipe's CtrStreams decrypts (LZ4's checksums and Java
+     * under Spark's key, which SunJCE's AES/CTR decrypts (LZ4's checksums and Java
      * serialization check the result); the raw bytes neither decompress nor deserialize.
      */
     private static void checkEncryptedFiles(JavaSparkContext sc, Path dir, EncryptionJob.Result result)
@@ -166,16 +266,27 @@ class SparkIoEncryptionTest {
             assertTrue(n > 0);
             plaintext += n;
         }
-        System.out.printf("sealpipe: %d shuffle segments decrypted with CtrStreams (%d bytes uncompressed)%n",
+        System.out.printf("sealpipe: %d shuffle segments decrypted with SunJCE (%d bytes uncompressed)%n",
                 segments.size(), plaintext);
         assertThrows(IOException.class, () -> diskBlockRecords(dir, null), "a ciphertext disk block deserialized");
         assertEquals(result.count(), diskBlockRecords(dir, key));
     }
 
-    private static InputStream decrypt(byte[] key, byte[] ivAndCiphertext) {
-        byte[] iv = Arrays.copyOf(ivAndCiphertext, IV_LENGTH);
-        CtrStreams ctr = CtrStreams.builder().key(key).iv(iv).build();
-        return ctr.decrypt(new ByteArrayInputStream(ivAndCiphertext, IV_LENGTH, ivAndCiphertext.length - IV_LENGTH));
+    /**
+     * Spark's IV (the first 16 bytes) and AES-CTR after it, decrypted by the JDK's SunJCE: an
+     * implementation independent of sealpipe's (whose jce engine may run on SunJCE too, but through
+     * its own counter and stream code).
+     */
+    private static InputStream decrypt(byte[] key, byte[] ivAndCiphertext) throws IOException {
+        try {
+            Cipher cipher = Cipher.getInstance("AES/CTR/NoPadding", "SunJCE");
+            cipher.init(Cipher.DECRYPT_MODE, new SecretKeySpec(key, "AES"),
+                    new IvParameterSpec(ivAndCiphertext, 0, IV_LENGTH));
+            return new ByteArrayInputStream(
+                    cipher.doFinal(ivAndCiphertext, IV_LENGTH, ivAndCiphertext.length - IV_LENGTH));
+        } catch (GeneralSecurityException e) {
+            throw new IOException("SunJCE's AES/CTR/NoPadding", e);
+        }
     }
 
     private static long decompress(CompressionCodec codec, InputStream in) throws IOException {
