@@ -1,6 +1,8 @@
 package io.sealpipe.it.spark;
 
+import io.sealpipe.commons.SealpipeCryptoCipher;
 import java.io.IOException;
+import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,7 +30,7 @@ import scala.Tuple2;
  * through Spark's IO encryption: shuffle files, spill files, disk blocks.
  */
 final class EncryptionJob {
-    static final String SEALPIPE_CIPHER = "io.sealpipe.commons.SealpipeCryptoCipher";
+    static final String SEALPIPE_CIPHER = SealpipeCryptoCipher.class.getName();
 
     static final long SEED = 0x5ea1_91be_5ea1L;
     static final int MAP_PARTITIONS = 4;
@@ -100,7 +102,7 @@ final class EncryptionJob {
 
     /** One partition of the sorted result: its size, first and last key, an order-sensitive hash. */
     record Summary(int partition, long records, int firstKey, int lastKey, long hash, boolean sorted)
-            implements java.io.Serializable {}
+            implements Serializable {}
 
     /**
      * What a run produced, read from the {@code DISK_ONLY} copy; {@code rdd} keeps that copy and

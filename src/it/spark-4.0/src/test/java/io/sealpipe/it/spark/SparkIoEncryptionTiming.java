@@ -1,7 +1,7 @@
 package io.sealpipe.it.spark;
 
-import io.sealpipe.it.spark.EncryptionJob.Encryption;
 import com.sun.management.OperatingSystemMXBean;
+import io.sealpipe.it.spark.EncryptionJob.Encryption;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
