@@ -182,18 +182,8 @@ public class CtrStreamBenchmark {
     /** Reads {@code size} bytes from the long-lived decrypting stream ({@code read} until done). */
     @Benchmark
     public byte[] read() throws IOException {
-        readFully(in, dst, size);
+        Fixtures.readFully(in, dst, size);
         return dst;
-    }
-
-    private static void readFully(InputStream in, byte[] b, int length) throws IOException {
-        for (int done = 0; done < length; ) {
-            int n = in.read(b, done, length - done);
-            if (n < 0) {
-                throw new IllegalStateException("the replayed source never ends, yet read returned -1");
-            }
-            done += n;
-        }
     }
 
     private OutputStream newOutput(OutputStream to) throws IOException, GeneralSecurityException {
@@ -330,7 +320,7 @@ public class CtrStreamBenchmark {
         }
         byte[] back = new byte[replayCipher.length];
         try (InputStream i = newInput(new Fixtures.ReplaySource(replayCipher))) {
-            readFully(i, back, back.length);
+            Fixtures.readFully(i, back, back.length);
         }
         if (!Arrays.equals(back, replayPlain)) {
             throw new IllegalStateException(impl + ": the stream does not decrypt SunJCE's ciphertext");
@@ -349,15 +339,11 @@ public class CtrStreamBenchmark {
     }
 
     /**
-     * Not a cipher: a {@code CryptoCipher} that copies its input to its output, so that Commons
-     * Crypto's streams on it cost what they cost around any cipher, plus one copy. Loaded by
-     * name by Commons Crypto's factory, hence public with its {@code (Properties, String)}
-     * constructor.
+     * Not a cipher: what {@link CopyCipher} and {@link NoCipher} share (no key, no state; a final
+     * call is an update). Commons Crypto's factory loads them by name, hence public classes with
+     * the {@code (Properties, String)} constructor.
      */
-    public static final class CopyCipher implements CryptoCipher {
-        public CopyCipher(Properties props, String transformation) {
-        }
-
+    public abstract static class PassThroughCipher implements CryptoCipher {
         @Override
         public int getBlockSize() {
             return 16;
@@ -370,6 +356,32 @@ public class CtrStreamBenchmark {
 
         @Override
         public void init(int mode, Key key, AlgorithmParameterSpec params) {
+        }
+
+        @Override
+        public int doFinal(ByteBuffer inBuffer, ByteBuffer outBuffer) {
+            return update(inBuffer, outBuffer);
+        }
+
+        @Override
+        public int doFinal(byte[] input, int inputOffset, int inputLen, byte[] output, int outputOffset) {
+            return update(input, inputOffset, inputLen, output, outputOffset);
+        }
+
+        @Override
+        public abstract int update(ByteBuffer inBuffer, ByteBuffer outBuffer);
+
+        @Override
+        public abstract int update(byte[] input, int inputOffset, int inputLen, byte[] output, int outputOffset);
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /** Copies its input to its output: the streams on it cost what they cost around any cipher, plus one copy. */
+    public static final class CopyCipher extends PassThroughCipher {
+        public CopyCipher(Properties props, String transformation) {
         }
 
         @Override
@@ -384,43 +396,14 @@ public class CtrStreamBenchmark {
             System.arraycopy(input, inputOffset, output, outputOffset, inputLen);
             return inputLen;
         }
-
-        @Override
-        public int doFinal(ByteBuffer inBuffer, ByteBuffer outBuffer) {
-            return update(inBuffer, outBuffer);
-        }
-
-        @Override
-        public int doFinal(byte[] input, int inputOffset, int inputLen, byte[] output, int outputOffset) {
-            return update(input, inputOffset, inputLen, output, outputOffset);
-        }
-
-        @Override
-        public void close() {
-        }
     }
 
     /**
-     * Not a cipher either: takes its input and hands back its output buffer's bytes as they are,
-     * without touching them (positions only), so that the streams on it cost what they cost
+     * Touches no byte (moves the buffers' positions only): the streams on it cost what they cost
      * around any cipher.
      */
-    public static final class NoCipher implements CryptoCipher {
+    public static final class NoCipher extends PassThroughCipher {
         public NoCipher(Properties props, String transformation) {
-        }
-
-        @Override
-        public int getBlockSize() {
-            return 16;
-        }
-
-        @Override
-        public String getAlgorithm() {
-            return CTR;
-        }
-
-        @Override
-        public void init(int mode, Key key, AlgorithmParameterSpec params) {
         }
 
         @Override
@@ -434,20 +417,6 @@ public class CtrStreamBenchmark {
         @Override
         public int update(byte[] input, int inputOffset, int inputLen, byte[] output, int outputOffset) {
             return inputLen;
-        }
-
-        @Override
-        public int doFinal(ByteBuffer inBuffer, ByteBuffer outBuffer) {
-            return update(inBuffer, outBuffer);
-        }
-
-        @Override
-        public int doFinal(byte[] input, int inputOffset, int inputLen, byte[] output, int outputOffset) {
-            return inputLen;
-        }
-
-        @Override
-        public void close() {
         }
     }
 

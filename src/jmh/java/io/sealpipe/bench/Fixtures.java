@@ -1,5 +1,6 @@
 package io.sealpipe.bench;
 
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.invoke.MethodHandles;
@@ -64,6 +65,17 @@ final class Fixtures {
      * An OutputStream that discards what is written and only counts it: no copy, no allocation,
      * so a stream benchmark measures the stream and not its destination.
      */
+    /** Reads exactly {@code length} bytes into {@code b}, with {@code read} calls until they have arrived. */
+    static void readFully(InputStream in, byte[] b, int length) throws IOException {
+        for (int done = 0; done < length; ) {
+            int n = in.read(b, done, length - done);
+            if (n < 0) {
+                throw new IllegalStateException("the replayed source never ends, yet read returned -1");
+            }
+            done += n;
+        }
+    }
+
     static final class DiscardingSink extends OutputStream {
         private long count;
 

@@ -117,18 +117,8 @@ public class HadoopCodecBenchmark {
     /** Reads {@code size} bytes from the long-lived decrypting stream. */
     @Benchmark
     public byte[] read() throws IOException {
-        readFully(in, dst, size);
+        Fixtures.readFully(in, dst, size);
         return dst;
-    }
-
-    private static void readFully(InputStream in, byte[] b, int length) throws IOException {
-        for (int done = 0; done < length; ) {
-            int n = in.read(b, done, length - done);
-            if (n < 0) {
-                throw new IllegalStateException("the replayed source never ends, yet read returned -1");
-            }
-            done += n;
-        }
     }
 
     private Cipher sunJce() throws GeneralSecurityException {
@@ -151,7 +141,7 @@ public class HadoopCodecBenchmark {
         }
         byte[] back = new byte[replayCipher.length];
         try (InputStream i = new CryptoInputStream(new Fixtures.ReplaySource(replayCipher), codec, bufferSize, key, iv)) {
-            readFully(i, back, back.length);
+            Fixtures.readFully(i, back, back.length);
         }
         if (!Arrays.equals(back, replayPlain)) {
             throw new IllegalStateException(impl + ": Hadoop's stream on this codec does not decrypt SunJCE's bytes");
