@@ -194,16 +194,7 @@ class GcmReadAheadTest {
         try (GcmInputStream in = gcm(engine, 2, executor).decrypt(source)) {
             ByteArrayOutputStream got = new ByteArrayOutputStream();
             byte[] b = new byte[MIB];
-            IOException thrown = null;
-            while (thrown == null) {
-                try {
-                    int n = in.read(b, 0, b.length);
-                    assertTrue(n > 0, "no end before the failure");
-                    got.write(b, 0, n);
-                } catch (IOException e) {
-                    thrown = e;
-                }
-            }
+            IOException thrown = readUntilThrows(in, b, got);
             assertSame(failure, thrown, "the source's own exception");
             assertEquals(before, got.size(), "every whole chunk before the failure was returned first");
             assertEquals(got.size(), in.plaintextRead());
@@ -241,6 +232,19 @@ class GcmReadAheadTest {
                 for (byte[] message : new byte[][] {flipped, swapped, cut}) {
                     expectFailureAt(gcm.decrypt(new HookedSource(message)), readSize, bad, message == cut);
                 }
+            }
+        }
+    }
+
+    /** Reads {@code b.length} at a time into {@code got} until a read throws, and returns what it threw. */
+    private static IOException readUntilThrows(GcmInputStream in, byte[] b, ByteArrayOutputStream got) {
+        while (true) {
+            try {
+                int n = in.read(b, 0, b.length);
+                assertTrue(n > 0, "no end before the failure");
+                got.write(b, 0, n);
+            } catch (IOException e) {
+                return e;
             }
         }
     }
@@ -530,18 +534,9 @@ class GcmReadAheadTest {
             GcmInputStream in = gcm.decrypt(new HookedSource(sealed));
             byte[] b = new byte[readSize];
             ByteArrayOutputStream got = new ByteArrayOutputStream();
-            IOException thrown = null;
             try (in) {
                 got.write(in.readNBytes(ALONE)); // the stream alone; its batches then start at FIRST_PARALLEL
-                while (thrown == null) {
-                    try {
-                        int n = in.read(b, 0, b.length);
-                        assertTrue(n > 0, "no end before the failure");
-                        got.write(b, 0, n);
-                    } catch (IOException e) {
-                        thrown = e;
-                    }
-                }
+                IOException thrown = readUntilThrows(in, b, got);
                 assertSame(broken, thrown.getCause(), readSize + "-byte reads: " + thrown);
                 assertEquals((long) (FIRST_PARALLEL + BATCH) * CHUNK_SIZE, got.size(), readSize + "-byte reads: the batches before it");
                 assertArrayEquals(Arrays.copyOf(PLAIN, got.size()), got.toByteArray());
