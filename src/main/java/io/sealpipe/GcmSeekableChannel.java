@@ -23,7 +23,8 @@ import javax.crypto.AEADBadTagException;
 
 /**
  * Random access to a c2sp.org/chunked-encryption message in a {@link SeekableByteChannel} (such
- * as a {@code FileChannel}); made by {@link GcmStreams#open}. Read-only.
+ * as a {@code FileChannel}) or a {@link PositionedInput} (such as a Hadoop
+ * {@code FSDataInputStream}); made by {@link GcmStreams#open}. Read-only.
  *
  * <p>The key commitment is checked when the channel is opened. A read decrypts and verifies
  * only the chunks it touches and returns nothing of a chunk that fails
@@ -32,17 +33,30 @@ import javax.crypto.AEADBadTagException;
  * same before it returns -1, so a truncated or extended message never reads as a clean, shorter
  * one. A part of a damaged message that lies in intact chunks can still be read.
  *
+ * <p>Decrypted chunks are kept in a small cache shared by all reads (by default
+ * {@value #DEFAULT_CACHED_CHUNKS} chunks of 16 KiB, the least recently used replaced; zeroed on
+ * close), so small reads near each other decrypt each chunk once. {@link #read(ByteBuffer)}
+ * opens whole chunks straight into the caller's array, several per engine call and without the
+ * cache (a chunk that fails there leaves its part of the array zeroed); positioned reads
+ * never write a byte of a failed chunk into the caller's buffer.
+ *
  * <p>{@link #read(ByteBuffer)} and {@link #position(long)} are for one thread at a time; the
  * positioned reads ({@link #read(ByteBuffer, long)}, {@link #read(long, byte[], int, int)},
  * {@link #readFully(long, byte[], int, int)}) do not move the position and may be called from
  * several threads at once (each uses a cipher of its own from a small pool). The wrapped
- * channel must not change while this one is open.
+ * channel or input must not change while this one is open.
  */
 public final class GcmSeekableChannel implements SeekableByteChannel {
-    private final SeekableByteChannel channel;
+    /** Decrypted chunks a channel keeps between reads unless {@link GcmStreams#open(PositionedInput, long, int)} says otherwise. */
+    public static final int DEFAULT_CACHED_CHUNKS = 8;
+    /** The most chunks one cache may keep (1 MiB of plaintext). */
+    public static final int MAX_CACHED_CHUNKS = 64;
+    /** Full chunks that {@link #read(ByteBuffer)} reads and opens at once when the caller's array can take them. */
+    private static final int BATCH_CHUNKS = 4;
+
+    private final Source source;
     private final GcmStreams params;
-    private final long start;            // channel position of the salt
-    private final long ciphertextLength; // from start to the channel's end, when opened
+    private final long ciphertextLength; // of the whole message, salt to the end
     private final long plaintextSize;    // what that length must hold, or -1 if no message has it
     private final long finalChunk;       // index of the final (short) chunk
     private final byte[] messageKey;
@@ -50,21 +64,28 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
     private final byte[] baseNonce;
     /** Idle readers for positioned reads, one per thread reading at once (more are made, and closed, as needed). */
     private final AtomicReferenceArray<ChunkReader> readers = new AtomicReferenceArray<>(16);
-    private final ChunkReader sequential; // for read(ByteBuffer); keeps its last chunk
+    private final ChunkReader sequential; // for read(ByteBuffer); keeps its current chunk
+    private final ChunkCache cache;
     private volatile boolean lengthAuthenticated;
     private long position;
     private final StreamState state = new StreamState("decryption");
 
-    GcmSeekableChannel(SeekableByteChannel channel, GcmStreams params) throws IOException {
-        this.channel = channel;
+    GcmSeekableChannel(Source source, long ciphertextLength, int cachedChunks, GcmStreams params) throws IOException {
+        if (cachedChunks < 0 || cachedChunks > MAX_CACHED_CHUNKS) {
+            throw new IllegalArgumentException("cachedChunks must be 0.." + MAX_CACHED_CHUNKS + ", not " + cachedChunks);
+        }
+        if (ciphertextLength < 0) {
+            throw new IllegalArgumentException("length must be >= 0, not " + ciphertextLength);
+        }
+        this.source = source;
         this.params = params;
-        this.start = channel.position();
-        this.ciphertextLength = channel.size() - start;
+        this.ciphertextLength = ciphertextLength;
         this.plaintextSize = Cobblestone.plaintextLength(ciphertextLength);
         this.finalChunk = plaintextSize < 0 ? -1 : plaintextSize / CHUNK_SIZE;
+        this.cache = new ChunkCache(cachedChunks);
 
         byte[] header = new byte[HEADER_LENGTH];
-        int got = readAt(start, ByteBuffer.wrap(header), HEADER_LENGTH);
+        int got = ciphertextLength < HEADER_LENGTH ? (int) ciphertextLength : source.readNext(0, ByteBuffer.wrap(header));
         if (got < HEADER_LENGTH) {
             throw new StreamAuthenticationException("truncated message: " + got + " bytes, shorter than the "
                     + HEADER_LENGTH + "-byte header (salt and key commitment)", -1);
@@ -81,19 +102,116 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
             keys.destroy();
         }
         try {
-            this.sequential = new ChunkReader();
+            this.sequential = new ChunkReader(BATCH_CHUNKS);
         } catch (IOException | RuntimeException | Error e) {
             Arrays.fill(messageKey, (byte) 0); // no channel: nothing will close it
             throw e;
         }
     }
 
+    /** Where the ciphertext is, addressed from the message's first byte (the salt). */
+    interface Source {
+        /**
+         * Reads into {@code dst} from ciphertext offset {@code at} up to its limit, stopping
+         * short only at the end; safe from several threads at once.
+         *
+         * @return the bytes read
+         */
+        int readAt(long at, ByteBuffer dst) throws IOException;
+
+        /** The same for the channel's own position-moving reads (and the header), one thread at a time. */
+        int readNext(long at, ByteBuffer dst) throws IOException;
+
+        /** Closes what the source reads from, if the channel owns it. */
+        void close() throws IOException;
+
+        /** A channel from its current position; positioned reads on a {@code FileChannel}, else under a lock. */
+        static Source of(SeekableByteChannel channel, boolean closeUnderlying) throws IOException {
+            long start = channel.position();
+            return new Source() {
+                @Override
+                public int readAt(long at, ByteBuffer dst) throws IOException {
+                    int first = dst.position();
+                    while (dst.hasRemaining()) {
+                        long from = start + at + dst.position() - first;
+                        int n;
+                        if (channel instanceof FileChannel file) {
+                            n = file.read(dst, from); // FileChannel's positioned read is thread-safe
+                        } else {
+                            synchronized (channel) {
+                                long saved = channel.position();
+                                try {
+                                    channel.position(from);
+                                    n = channel.read(dst);
+                                } finally {
+                                    channel.position(saved);
+                                }
+                            }
+                        }
+                        if (n < 0) {
+                            break;
+                        }
+                    }
+                    return dst.position() - first;
+                }
+
+                @Override
+                public int readNext(long at, ByteBuffer dst) throws IOException {
+                    return readAt(at, dst);
+                }
+
+                @Override
+                public void close() throws IOException {
+                    if (closeUnderlying) {
+                        channel.close();
+                    }
+                }
+            };
+        }
+
+        /** Positioned reads for {@link #readAt}, {@link PositionedInput#readSequentially} for {@link #readNext}; nothing to close. */
+        static Source of(PositionedInput in) {
+            return new Source() {
+                @Override
+                public int readAt(long at, ByteBuffer dst) throws IOException {
+                    return fill(at, dst, false);
+                }
+
+                @Override
+                public int readNext(long at, ByteBuffer dst) throws IOException {
+                    return fill(at, dst, true);
+                }
+
+                private int fill(long at, ByteBuffer dst, boolean sequentially) throws IOException {
+                    int first = dst.position();
+                    while (dst.hasRemaining()) {
+                        long from = at + dst.position() - first;
+                        int offset = dst.arrayOffset() + dst.position();
+                        int n = sequentially
+                                ? in.readSequentially(from, dst.array(), offset, dst.remaining())
+                                : in.read(from, dst.array(), offset, dst.remaining());
+                        if (n < 0) {
+                            break;
+                        }
+                        dst.position(dst.position() + n); // 0 breaks the input's contract: ask again
+                    }
+                    return dst.position() - first;
+                }
+
+                @Override
+                public void close() {
+                    // the caller closes what the input reads from
+                }
+            };
+        }
+    }
+
     /** A cipher and buffers for one read at a time, with the chunk it decrypted last. */
     private final class ChunkReader {
         final AeadCipher cipher;
-        final byte[] sealed = new byte[SEALED_CHUNK_SIZE];
-        final ByteBuffer sealedView = ByteBuffer.wrap(sealed); // for the channel, made once
-        final byte[] plain = new byte[CHUNK_SIZE];
+        final byte[] sealed;
+        final ByteBuffer sealedView; // for the source, made once
+        byte[] plain = new byte[CHUNK_SIZE]; // swapped with the cache's arrays
         final byte[] nonce = new byte[NONCE_LENGTH];
         private ByteBuffer callerView; // over the last caller's array read into, made again only for another array
         private byte[] callerArray;
@@ -104,9 +222,10 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
          * Makes the cipher from a copy of the message key taken under {@link #keyLock}, so
          * close() cannot zero the key halfway through (the engine is not called under the lock).
          *
+         * @param batch how many full chunks {@link #openInto} may open at once
          * @throws ClosedChannelException if close() has begun: no reader from a zeroed key
          */
-        ChunkReader() throws ClosedChannelException {
+        ChunkReader(int batch) throws ClosedChannelException {
             byte[] key;
             synchronized (keyLock) {
                 state.checkOpen();
@@ -117,10 +236,16 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
             } finally {
                 Arrays.fill(key, (byte) 0);
             }
+            sealed = new byte[batch * SEALED_CHUNK_SIZE];
+            sealedView = ByteBuffer.wrap(sealed);
+        }
+
+        int batch() {
+            return sealed.length / SEALED_CHUNK_SIZE;
         }
 
         /** Decrypts and verifies chunk {@code index} into {@link #plain}, unless it is there already. */
-        void load(long index) throws IOException {
+        void load(long index, boolean next) throws IOException {
             if (chunk == index) {
                 return;
             }
@@ -128,21 +253,54 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
             int sealedLength = index == finalChunk
                     ? (int) (ciphertextLength - Cobblestone.chunkOffset(index))
                     : SEALED_CHUNK_SIZE;
-            int got = readAt(start + Cobblestone.chunkOffset(index), sealedView, sealedLength);
-            if (got < sealedLength) {
-                throw new StreamAuthenticationException("chunk " + index + " is cut short: the channel shrank to "
-                        + (Cobblestone.chunkOffset(index) + got) + " bytes while open", index);
-            }
+            readSealed(index, sealedLength, next);
             Cobblestone.chunkNonce(baseNonce, index, nonce);
             try {
                 length = cipher.open(nonce, null, sealed, 0, sealedLength, plain, 0);
             } catch (AEADBadTagException e) {
-                throw new StreamAuthenticationException("chunk " + index + " (plaintext bytes from " + index * CHUNK_SIZE
-                        + ") failed authentication: the ciphertext was modified, truncated or reordered", index, e);
+                throw failed(index, e);
             }
             chunk = index;
             if (index == finalChunk) {
                 lengthAuthenticated = true;
+            }
+        }
+
+        /**
+         * Opens full chunks {@code index .. index + count - 1} (none of them the final chunk,
+         * {@code count <= batch()}) straight into {@code out}, read from the source at once and
+         * opened in one engine call. A chunk that fails has its part of {@code out} zeroed.
+         *
+         * @return the plaintext bytes written: {@code count * 16384}, or fewer if a later chunk
+         *     failed (the next read meets it)
+         * @throws StreamAuthenticationException if chunk {@code index} fails
+         */
+        int openInto(long index, int count, byte[] out, int outOffset, boolean next) throws IOException {
+            readSealed(index, count * SEALED_CHUNK_SIZE, next);
+            int opened = cipher.openChunks(baseNonce, index, sealed, 0, count, out, outOffset);
+            if (opened == 0) {
+                throw failed(index, null);
+            }
+            return opened * CHUNK_SIZE;
+        }
+
+        private void readSealed(long index, int sealedLength, boolean next) throws IOException {
+            sealedView.limit(sealedLength).position(0);
+            long at = Cobblestone.chunkOffset(index);
+            int got = next ? source.readNext(at, sealedView) : source.readAt(at, sealedView);
+            if (got < sealedLength) {
+                throw new StreamAuthenticationException("chunk " + (index + got / SEALED_CHUNK_SIZE)
+                        + " is cut short: the input ends at " + (at + got) + " bytes, not the " + ciphertextLength
+                        + " it had when opened", index + got / SEALED_CHUNK_SIZE);
+            }
+        }
+
+        /** Hands the chunk in {@link #plain} to the cache and takes an array to decrypt into next. */
+        void offer() {
+            if (chunk >= 0) {
+                byte[] next = cache.keep(chunk, plain, length);
+                plain = next != null ? next : new byte[CHUNK_SIZE];
+                chunk = -1;
             }
         }
 
@@ -165,29 +323,89 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         }
     }
 
-    /** Reads up to {@code length} bytes at channel position {@code at} into {@code dst} from its start; fewer only at the channel's end. */
-    private int readAt(long at, ByteBuffer dst, int length) throws IOException {
-        dst.limit(length).position(0);
-        while (dst.hasRemaining()) {
-            int n;
-            if (channel instanceof FileChannel file) {
-                n = file.read(dst, at + dst.position()); // FileChannel's positioned read is thread-safe
-            } else {
-                synchronized (channel) {
-                    long saved = channel.position();
-                    try {
-                        channel.position(at + dst.position());
-                        n = channel.read(dst);
-                    } finally {
-                        channel.position(saved);
-                    }
+    private static StreamAuthenticationException failed(long index, AEADBadTagException cause) {
+        return new StreamAuthenticationException("chunk " + index + " (plaintext bytes from " + index * CHUNK_SIZE
+                + ") failed authentication: the ciphertext was modified, truncated or reordered", index, cause);
+    }
+
+    /**
+     * Decrypted chunks kept between reads, the least recently used replaced; guarded by itself.
+     * Readers hand their arrays over ({@link #keep}) instead of copying them.
+     */
+    private static final class ChunkCache {
+        private final long[] chunks;
+        private final byte[][] plains;
+        private final int[] lengths;
+        private final long[] lastUse;
+        private long clock;
+        private boolean closed;
+
+        ChunkCache(int capacity) {
+            chunks = new long[capacity];
+            Arrays.fill(chunks, -1);
+            plains = new byte[capacity][];
+            lengths = new int[capacity];
+            lastUse = new long[capacity];
+        }
+
+        /**
+         * Copies chunk {@code index} from {@code from} into {@code dst} (as much as fits), if
+         * it is here.
+         *
+         * @return the bytes copied, or -1 if the chunk is not here
+         */
+        synchronized int copy(long index, int from, ByteBuffer dst) {
+            for (int i = 0; i < chunks.length; i++) {
+                if (chunks[i] == index) {
+                    lastUse[i] = ++clock;
+                    int n = Math.min(dst.remaining(), lengths[i] - from);
+                    dst.put(plains[i], from, n);
+                    return n;
                 }
             }
-            if (n < 0) {
-                break;
+            return -1;
+        }
+
+        /**
+         * Keeps {@code plain} (chunk {@code index}, {@code length} bytes) in place of the least
+         * recently used chunk.
+         *
+         * @return the array the caller decrypts into next: the replaced one, {@code plain}
+         *     itself if it is not kept, or null (the caller makes one)
+         */
+        synchronized byte[] keep(long index, byte[] plain, int length) {
+            if (closed || chunks.length == 0) {
+                return plain;
+            }
+            int slot = 0;
+            for (int i = 0; i < chunks.length; i++) {
+                if (chunks[i] == index) {
+                    lastUse[i] = ++clock;
+                    return plain; // another reader kept it first
+                }
+                if (lastUse[i] < lastUse[slot]) {
+                    slot = i; // an empty slot has lastUse 0: it goes first
+                }
+            }
+            byte[] replaced = plains[slot];
+            plains[slot] = plain;
+            chunks[slot] = index;
+            lengths[slot] = length;
+            lastUse[slot] = ++clock;
+            return replaced;
+        }
+
+        /** Zeroes and drops every chunk; later {@link #keep} calls keep nothing. */
+        synchronized void close() {
+            closed = true;
+            for (int i = 0; i < chunks.length; i++) {
+                if (plains[i] != null) {
+                    Arrays.fill(plains[i], (byte) 0);
+                    plains[i] = null;
+                }
+                chunks[i] = -1;
             }
         }
-        return dst.position();
     }
 
     /**
@@ -214,7 +432,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         }
         ChunkReader reader = borrow();
         try {
-            reader.load(finalChunk);
+            reader.load(finalChunk, false);
         } finally {
             giveBack(reader);
         }
@@ -223,7 +441,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
     @Override
     public synchronized int read(ByteBuffer dst) throws IOException {
         state.checkOpen();
-        int n = read(dst, position, sequential);
+        int n = read(dst, position, sequential, true);
         if (n > 0) {
             position += n;
         }
@@ -250,7 +468,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         }
         ChunkReader reader = borrow();
         try {
-            return read(dst, position, reader);
+            return read(dst, position, reader, false);
         } finally {
             giveBack(reader);
         }
@@ -279,7 +497,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         }
         ChunkReader reader = borrow();
         try {
-            return read(reader.view(b, off, len), position, reader);
+            return read(reader.view(b, off, len), position, reader, false);
         } finally {
             giveBack(reader);
         }
@@ -310,7 +528,14 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         }
     }
 
-    private int read(ByteBuffer dst, long from, ChunkReader reader) throws IOException {
+    /**
+     * Reads from plaintext position {@code from}: the reader's own chunk, the cache, whole
+     * chunks straight into an array, or one chunk decrypted into the reader and copied.
+     *
+     * @param next whether this is the channel's position-moving read (the sequential reader,
+     *     which keeps its current chunk and reads the source with {@link Source#readNext})
+     */
+    private int read(ByteBuffer dst, long from, ChunkReader reader, boolean next) throws IOException {
         if (!dst.hasRemaining()) {
             return 0;
         }
@@ -323,13 +548,38 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         while (dst.hasRemaining() && at < plaintextSize) {
             long index = at / CHUNK_SIZE;
             int inChunk = (int) (at % CHUNK_SIZE);
-            reader.load(index);
-            int n = Math.min(dst.remaining(), reader.length - inChunk);
-            dst.put(reader.plain, inChunk, n);
+            int n;
+            if (reader.chunk == index) {
+                n = copy(reader, inChunk, dst);
+            } else if ((n = cache.copy(index, inChunk, dst)) >= 0) {
+                // kept from an earlier read
+            } else if (next && inChunk == 0 && index < finalChunk && dst.hasArray() && dst.remaining() >= CHUNK_SIZE) {
+                int count = (int) Math.min(Math.min(dst.remaining() / CHUNK_SIZE, reader.batch()), finalChunk - index);
+                n = reader.openInto(index, count, dst.array(), dst.arrayOffset() + dst.position(), next);
+                dst.position(dst.position() + n);
+                if (n < count * CHUNK_SIZE) {
+                    return total + n; // the chunk after these failed: the next read reports it
+                }
+            } else {
+                if (next) {
+                    reader.offer(); // the sequential reader's previous chunk
+                }
+                reader.load(index, next);
+                n = copy(reader, inChunk, dst);
+                if (!next) {
+                    reader.offer();
+                }
+            }
             total += n;
             at += n;
         }
         return total;
+    }
+
+    private static int copy(ChunkReader reader, int inChunk, ByteBuffer dst) {
+        int n = Math.min(dst.remaining(), reader.length - inChunk);
+        dst.put(reader.plain, inChunk, n);
+        return n;
     }
 
     /**
@@ -343,7 +593,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
                 return r;
             }
         }
-        ChunkReader r = new ChunkReader();
+        ChunkReader r = new ChunkReader(1);
         if (!state.isOpen()) {
             r.close();
             throw new AsynchronousCloseException();
@@ -412,9 +662,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
             return;
         }
         Closer closer = new Closer();
-        if (params.closeUnderlying()) {
-            closer.run(channel::close);
-        }
+        closer.run(source::close);
         synchronized (this) {
             closer.run(sequential::close);
         }
@@ -424,6 +672,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
                 closer.run(r::close);
             }
         }
+        cache.close();
         synchronized (keyLock) {
             Arrays.fill(messageKey, (byte) 0);
         }

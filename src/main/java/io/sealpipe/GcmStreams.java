@@ -15,6 +15,7 @@ import java.nio.channels.WritableByteChannel;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
@@ -63,6 +64,9 @@ import javax.security.auth.Destroyable;
  * }</pre>
  */
 public final class GcmStreams implements Destroyable {
+    /** Bytes of a message's header: its 24-byte salt and 32-byte key commitment. */
+    public static final int HEADER_LENGTH = Cobblestone.HEADER_LENGTH;
+
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final AesKey key;
@@ -190,7 +194,8 @@ public final class GcmStreams implements Destroyable {
     public GcmSeekableChannel open(SeekableByteChannel in) throws IOException {
         Objects.requireNonNull(in, "in");
         try {
-            return new GcmSeekableChannel(in, this);
+            return new GcmSeekableChannel(GcmSeekableChannel.Source.of(in, closeUnderlying), in.size() - in.position(),
+                    GcmSeekableChannel.DEFAULT_CACHED_CHUNKS, this);
         } catch (IOException | RuntimeException e) {
             if (closeUnderlying) { // the caller never gets a channel to close
                 try {
@@ -201,6 +206,99 @@ public final class GcmStreams implements Destroyable {
             }
             throw e;
         }
+    }
+
+    /**
+     * Random access to the message of {@code length} bytes at positions {@code 0..length-1} of
+     * {@code in} (a Hadoop {@code FSDataInputStream}, whose length its {@code FileStatus} gives):
+     * as {@link #open(SeekableByteChannel)}. Positioned reads of the channel use
+     * {@link PositionedInput#read}, its own position-moving reads
+     * {@link PositionedInput#readSequentially}. Nothing is closed with the channel: the caller
+     * closes what {@code in} reads from, after the channel.
+     *
+     * <pre>{@code
+     * try (FSDataInputStream file = fs.open(path);
+     *         GcmSeekableChannel ch = gcm.open(file::read, fs.getFileStatus(path).getLen(), 8)) {
+     *     ch.readFully(offset, block, 0, block.length);
+     * }
+     * }</pre>
+     *
+     * @param in the ciphertext, read by position from several threads at once
+     * @param length the ciphertext's length in bytes, the whole message; a length no message has
+     *     makes {@link GcmSeekableChannel#size()} and reads at the end fail as truncated or
+     *     extended
+     * @param cachedChunks how many decrypted 16 KiB chunks to keep between reads, 0 to
+     *     {@link GcmSeekableChannel#MAX_CACHED_CHUNKS} (default
+     *     {@value GcmSeekableChannel#DEFAULT_CACHED_CHUNKS})
+     * @return a read-only channel over the plaintext, with thread-safe positioned reads
+     * @throws StreamAuthenticationException if the header is truncated or the commitment does
+     *     not match (wrong key or context, or a modified header)
+     * @throws IOException if reading {@code in} fails
+     * @throws IllegalArgumentException if {@code length} is negative or {@code cachedChunks} out
+     *     of range
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
+     */
+    public GcmSeekableChannel open(PositionedInput in, long length, int cachedChunks) throws IOException {
+        Objects.requireNonNull(in, "in");
+        return new GcmSeekableChannel(GcmSeekableChannel.Source.of(in), length, cachedChunks, this);
+    }
+
+    /**
+     * Whether a message that begins with {@code header} was written under this instance's key
+     * and context: its key commitment matches (compared in constant time). With several
+     * candidate keys (the versions of a rotated key), the one that matches is the one to open
+     * the message with; no chunk needs to be decrypted to find it.
+     *
+     * @param header the message's first {@value #HEADER_LENGTH} bytes (salt and key
+     *     commitment), or more
+     * @return true if the commitment matches
+     * @throws IllegalArgumentException if {@code header} is shorter than {@value #HEADER_LENGTH}
+     *     bytes
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
+     */
+    public boolean matchesHeader(byte[] header) {
+        Objects.requireNonNull(header, "header");
+        if (header.length < HEADER_LENGTH) {
+            throw new IllegalArgumentException("header must be at least " + HEADER_LENGTH + " bytes, not " + header.length);
+        }
+        Cobblestone.MessageKeys keys = derive(Arrays.copyOf(header, Cobblestone.SALT_LENGTH));
+        try {
+            return keys.commitmentMatches(header, Cobblestone.SALT_LENGTH);
+        } finally {
+            keys.destroy();
+        }
+    }
+
+    /**
+     * The plaintext length that a message of {@code ciphertextLength} bytes holds, from the
+     * length alone: {@code ciphertextLength - 56 - 16 * chunks}, where the message has
+     * {@code (ciphertextLength - 56) / 16400 + 1} chunks. Lengths that no message has give -1:
+     * under 72 bytes (header and one empty chunk), or a remainder
+     * {@code (ciphertextLength - 56) % 16400} under 16 (no room for the final chunk's tag). The
+     * length is not authenticated until the final chunk is ({@link GcmSeekableChannel#size()}).
+     *
+     * @param ciphertextLength the stored length in bytes
+     * @return the plaintext length, or -1 if no message is {@code ciphertextLength} bytes long
+     */
+    public static long plaintextLength(long ciphertextLength) {
+        return Cobblestone.plaintextLength(ciphertextLength);
+    }
+
+    /**
+     * The ciphertext length of a message holding {@code plaintextLength} bytes:
+     * {@code 56 + plaintextLength + 16 * (plaintextLength / 16384 + 1)}.
+     *
+     * @param plaintextLength bytes of plaintext, 0 or more
+     * @return the message's length in bytes
+     * @throws IllegalArgumentException if {@code plaintextLength} is negative or beyond the
+     *     format's limit (2^38 chunks)
+     */
+    public static long ciphertextLength(long plaintextLength) {
+        if (plaintextLength < 0 || plaintextLength / Cobblestone.CHUNK_SIZE >= Cobblestone.MAX_CHUNKS) {
+            throw new IllegalArgumentException("plaintext length must be 0.." + (Cobblestone.MAX_CHUNKS * Cobblestone.CHUNK_SIZE - 1)
+                    + ", not " + plaintextLength);
+        }
+        return Cobblestone.HEADER_LENGTH + plaintextLength + Cobblestone.TAG_LENGTH * (plaintextLength / Cobblestone.CHUNK_SIZE + 1);
     }
 
     /**

@@ -3,9 +3,9 @@ package io.sealpipe;
 import java.io.IOException;
 
 /**
- * Bytes readable at any position, for {@link CtrStreams#decrypt(PositionedInput)}. Its one
- * method has the signature of Hadoop's {@code PositionedReadable.read}, so a Hadoop
- * {@code FSDataInputStream} (HDFS, S3A, the local file system) is passed as a method reference
+ * Bytes readable at any position, for {@link CtrStreams#decrypt(PositionedInput)} and
+ * {@link GcmStreams#open(PositionedInput, long, int)}. Its one abstract method has the
+ * signature of Hadoop's {@code PositionedReadable.read}, so a Hadoop {@code FSDataInputStream} (HDFS, S3A, the local file system) is passed as a method reference
  * and sealpipe needs no Hadoop classes:
  *
  * <pre>{@code
@@ -35,4 +35,23 @@ public interface PositionedInput {
      *     stream as it is
      */
     int read(long position, byte[] buffer, int offset, int length) throws IOException;
+
+    /**
+     * The same read for a reader that moves forward through the data, one thread at a time
+     * (a {@link GcmSeekableChannel}'s own position-moving reads). By default the positioned read
+     * above; an input with a cheaper stateful read (a Hadoop stream: {@code seek} then
+     * {@code read}, one request for many reads, where each positioned read may open the file
+     * anew) overrides it. Calls to this method never run at the same time as each other, but
+     * may run at the same time as {@link #read}.
+     *
+     * @param position where to read, in bytes from the start of the data
+     * @param buffer receives the bytes
+     * @param offset where to write in {@code buffer}
+     * @param length the most bytes to read
+     * @return as for {@link #read}
+     * @throws IOException if the underlying read fails
+     */
+    default int readSequentially(long position, byte[] buffer, int offset, int length) throws IOException {
+        return read(position, buffer, offset, length);
+    }
 }

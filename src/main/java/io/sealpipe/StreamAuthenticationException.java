@@ -36,6 +36,17 @@ public final class StreamAuthenticationException extends IOException {
         return chunk;
     }
 
+    /**
+     * The same failure with {@code where} in front of its message, for a layer that knows
+     * what was being read (a file system names the file's path).
+     *
+     * @param where what was read, such as a path
+     * @return a new exception with the same {@link #chunk()} and this one as its cause
+     */
+    public StreamAuthenticationException in(String where) {
+        return new StreamAuthenticationException(where + ": " + getMessage(), chunk, this);
+    }
+
     /** The same failure again, for a later call on a stream that already failed. */
     StreamAuthenticationException again() {
         return new StreamAuthenticationException(getMessage(), chunk, this);

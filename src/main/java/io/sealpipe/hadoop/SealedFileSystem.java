@@ -1,0 +1,441 @@
+package io.sealpipe.hadoop;
+
+import io.sealpipe.GcmSeekableChannel;
+import io.sealpipe.GcmStreams;
+import io.sealpipe.Parallelism;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.EnumSet;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.BlockLocation;
+import org.apache.hadoop.fs.CommonPathCapabilities;
+import org.apache.hadoop.fs.CreateFlag;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FsServerDefaults;
+import org.apache.hadoop.fs.FsStatus;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.PathIOException;
+import org.apache.hadoop.fs.impl.PathCapabilitiesSupport;
+import org.apache.hadoop.fs.permission.FsAction;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.util.Progressable;
+
+/**
+ * A Hadoop {@link FileSystem} that stores every file of another one as one authenticated
+ * c2sp.org/chunked-encryption message (Cobblestone-256, docs/FORMAT.md), with no side files:
+ * {@code sfile:///tmp/a} is the sealed view of {@code file:///tmp/a}, {@code shdfs://nn:8020/d}
+ * of {@code hdfs://nn:8020/d} (the same authority and path, another scheme).
+ *
+ * <pre>
+ * fs.sfile.impl                 = io.sealpipe.hadoop.SealedFileSystem
+ * sealpipe.fs.sfile.wraps       = file                       (the scheme it is a view of)
+ * sealpipe.fs.key.provider.path = jceks://file/etc/sealpipe/keys.jceks   (any Hadoop KeyProvider)
+ * sealpipe.fs.key.name          = data                       (a 256-bit key: hadoop key create data -size 256)
+ * sealpipe.fs.parallelism       = 1                          (threads per written file)
+ * sealpipe.fs.cache.chunks      = 8                          (decrypted 16 KiB chunks kept per open file)
+ * </pre>
+ *
+ * <p>What is protected: a file's content, against reading and against any change. Each file has
+ * a fresh random salt, from which the message key is derived (so no two files share a key or
+ * nonce), and a key commitment that names the key version it was written with: files written
+ * before a {@code hadoop key roll} stay readable (the reader takes the version whose commitment
+ * matches) and new files use the current version. A read authenticates every chunk it returns
+ * bytes from; a modified, truncated, extended or reordered file fails on the chunk concerned
+ * with a {@link io.sealpipe.StreamAuthenticationException} naming the path. What is not: names,
+ * directory structure, sizes (plaintext = stored - 56 - 16 per 16 KiB, see
+ * {@link GcmStreams#plaintextLength}), times, owners and permissions pass through as they are;
+ * and a whole file can be replaced by another sealed file under the same key (bind files to
+ * paths yourself if that matters: a path cannot be bound, since renames must keep files readable).
+ *
+ * <p>Statuses and listings report the plaintext length, computed from the stored length alone; a
+ * file whose stored length no sealed file can have fails with an {@link IOException} naming it.
+ * Renames, deletes, directories, permissions, owners and times pass through unchanged.
+ * {@code append}, {@code truncate} and {@code concat} are refused with
+ * {@link UnsupportedOperationException} (each would have to re-seal the file's final chunk), and
+ * so are {@code hflush}/{@code hsync} except at a 16 KiB boundary (see
+ * {@link SealedOutputStream}). Checksums ({@code getFileChecksum}) are not offered: the wrapped
+ * system's are of the stored bytes.
+ *
+ * <p>Instances are thread-safe, as Hadoop's are; {@link FileSystem#get} shares one per scheme,
+ * authority and user. The wrapped file system is Hadoop's shared instance for its scheme and is
+ * not closed with this one. Closing this one destroys its copies of the keys.
+ */
+public class SealedFileSystem extends FileSystem {
+    /** The URI of the Hadoop KeyProvider holding the key. */
+    public static final String KEY_PROVIDER_PATH = "sealpipe.fs.key.provider.path";
+    /** The name of the key in that provider. */
+    public static final String KEY_NAME = "sealpipe.fs.key.name";
+    /** Threads that seal one written file's chunks (1 to {@link Parallelism#MAX}); default 1. */
+    public static final String PARALLELISM = "sealpipe.fs.parallelism";
+    /** Decrypted 16 KiB chunks an open file keeps for nearby reads (0 to 64); default 8. */
+    public static final String CACHE_CHUNKS = "sealpipe.fs.cache.chunks";
+
+    /** The key naming the scheme that {@code scheme} is a sealed view of. */
+    public static String wrapsKey(String scheme) {
+        return "sealpipe.fs." + scheme + ".wraps";
+    }
+
+    private URI uri;
+    private String innerScheme;
+    private FileSystem inner;
+    private SealedKeys keys;
+    private int cachedChunks;
+    private volatile Path workingDirectory;
+
+    /** The constructor Hadoop calls (then {@link #initialize}). */
+    public SealedFileSystem() {
+    }
+
+    /**
+     * Finds the wrapped file system and the key.
+     *
+     * @throws IOException if {@code sealpipe.fs.<scheme>.wraps} or the key settings are missing
+     *     or wrong, or a setting is out of range
+     */
+    @Override
+    public void initialize(URI name, Configuration conf) throws IOException {
+        super.initialize(name, conf);
+        setConf(conf);
+        String scheme = name.getScheme();
+        if (scheme == null) {
+            throw new IOException("a sealed file system needs a URI with a scheme, not " + name);
+        }
+        innerScheme = conf.getTrimmed(wrapsKey(scheme));
+        if (innerScheme == null || innerScheme.isEmpty()) {
+            throw new IOException(wrapsKey(scheme) + " is not set: set it to the scheme that " + scheme
+                    + ": is a sealed view of (file, hdfs, s3a, abfs, ...)");
+        }
+        Class<?> innerClass = conf.getClass("fs." + innerScheme + ".impl", null);
+        if (innerScheme.equals(scheme) || (innerClass != null && SealedFileSystem.class.isAssignableFrom(innerClass))) {
+            throw new IOException(wrapsKey(scheme) + "=" + innerScheme + " is a sealed scheme itself: a sealed view must"
+                    + " wrap a plain file system (file, hdfs, s3a, ...)");
+        }
+        int parallelism = conf.getInt(PARALLELISM, 1);
+        if (parallelism < 1 || parallelism > Parallelism.MAX) {
+            throw new IllegalArgumentException(PARALLELISM + " must be 1.." + Parallelism.MAX + ", not " + parallelism);
+        }
+        cachedChunks = conf.getInt(CACHE_CHUNKS, GcmSeekableChannel.DEFAULT_CACHED_CHUNKS);
+        if (cachedChunks < 0 || cachedChunks > GcmSeekableChannel.MAX_CACHED_CHUNKS) {
+            throw new IllegalArgumentException(CACHE_CHUNKS + " must be 0.." + GcmSeekableChannel.MAX_CACHED_CHUNKS + ", not "
+                    + cachedChunks);
+        }
+        try {
+            uri = new URI(scheme, name.getAuthority(), "/", null, null);
+            inner = FileSystem.get(new URI(innerScheme, name.getAuthority(), "/", null, null), conf);
+        } catch (URISyntaxException e) {
+            throw new IOException("cannot make the URIs of " + name + " and its wrapped file system: " + e.getMessage(), e);
+        }
+        keys = SealedKeys.load(conf, parallelism);
+        workingDirectory = toSealed(inner.getWorkingDirectory());
+    }
+
+    @Override
+    public String getScheme() {
+        return uri.getScheme();
+    }
+
+    @Override
+    public URI getUri() {
+        return uri;
+    }
+
+    /** The file system this one is a sealed view of (Hadoop's shared instance for its scheme). */
+    public FileSystem getWrappedFileSystem() {
+        return inner;
+    }
+
+    /**
+     * The path in the wrapped file system that holds {@code path}'s stored bytes: the same
+     * authority and path under the wrapped scheme.
+     */
+    public Path toWrapped(Path path) {
+        URI u = makeQualified(path).toUri();
+        return new Path(innerScheme, u.getAuthority(), u.getPath());
+    }
+
+    private Path toSealed(Path wrapped) {
+        URI u = wrapped.toUri();
+        return new Path(uri.getScheme(), u.getAuthority(), u.getPath());
+    }
+
+    /** The wrapped status with this scheme's path and the plaintext length. */
+    private FileStatus toSealed(FileStatus stored) throws IOException {
+        Path path = toSealed(stored.getPath());
+        long length = stored.getLen();
+        if (stored.isFile()) {
+            length = GcmStreams.plaintextLength(stored.getLen());
+            if (length < 0) {
+                throw new PathIOException(path.toString(), "its stored length, " + stored.getLen() + " bytes in "
+                        + stored.getPath() + ", is not the length of any sealed file: it was cut short, is still being"
+                        + " written, or was written without sealpipe");
+            }
+        }
+        return new FileStatus(length, stored.isDirectory(), stored.getReplication(), stored.getBlockSize(),
+                stored.getModificationTime(), stored.getAccessTime(), stored.getPermission(), stored.getOwner(),
+                stored.getGroup(), stored.isSymlink() ? stored.getSymlink() : null, path, stored.hasAcl(),
+                stored.isFile() || stored.isEncrypted(), stored.isErasureCoded());
+    }
+
+    @Override
+    public FSDataInputStream open(Path f, int bufferSize) throws IOException {
+        Path stored = toWrapped(f);
+        FSDataInputStream in = inner.open(stored, bufferSize);
+        long storedLength;
+        try {
+            storedLength = inner.getFileStatus(stored).getLen();
+        } catch (IOException | RuntimeException e) {
+            in.close();
+            throw e;
+        }
+        return new FSDataInputStream(SealedInputStream.open(makeQualified(f), in, storedLength, keys, cachedChunks));
+    }
+
+    @Override
+    public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize, short replication,
+            long blockSize, Progressable progress) throws IOException {
+        GcmStreams key = keys.forWriting(); // before the file exists: a key problem leaves nothing behind
+        return sealed(f, key, inner.create(toWrapped(f), permission, overwrite, bufferSize, replication, blockSize, progress));
+    }
+
+    @Override
+    public FSDataOutputStream create(Path f, FsPermission permission, EnumSet<CreateFlag> flags, int bufferSize,
+            short replication, long blockSize, Progressable progress, org.apache.hadoop.fs.Options.ChecksumOpt checksumOpt)
+            throws IOException {
+        refuseAppend(f, flags);
+        GcmStreams key = keys.forWriting();
+        return sealed(f, key, inner.create(toWrapped(f), permission, flags, bufferSize, replication, blockSize, progress,
+                checksumOpt));
+    }
+
+    @Override
+    public FSDataOutputStream createNonRecursive(Path f, FsPermission permission, EnumSet<CreateFlag> flags, int bufferSize,
+            short replication, long blockSize, Progressable progress) throws IOException {
+        refuseAppend(f, flags);
+        GcmStreams key = keys.forWriting();
+        return sealed(f, key, inner.createNonRecursive(toWrapped(f), permission, flags, bufferSize, replication, blockSize,
+                progress));
+    }
+
+    private FSDataOutputStream sealed(Path f, GcmStreams key, FSDataOutputStream stored) throws IOException {
+        try {
+            return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), stored, key), statistics);
+        } catch (RuntimeException e) {
+            stored.close();
+            throw e;
+        }
+    }
+
+    private static void refuseAppend(Path f, EnumSet<CreateFlag> flags) {
+        if (flags != null && flags.contains(CreateFlag.APPEND)) {
+            throw unsupported("create with APPEND", f);
+        }
+    }
+
+    private static UnsupportedOperationException unsupported(String operation, Path f) {
+        return new UnsupportedOperationException(operation + " of " + f + " is not supported by a sealed file system: a"
+                + " sealed file is one authenticated message whose final chunk close() sealed, so it cannot grow, shrink or"
+                + " be joined in place; write a new file instead");
+    }
+
+    /** Refused: see the class comment. */
+    @Override
+    public FSDataOutputStream append(Path f, int bufferSize, Progressable progress) {
+        throw unsupported("append", f);
+    }
+
+    /** Refused: see the class comment. */
+    @Override
+    public boolean truncate(Path f, long newLength) {
+        throw unsupported("truncate", f);
+    }
+
+    /** Refused: see the class comment. */
+    @Override
+    public void concat(Path trg, Path[] psrcs) {
+        throw unsupported("concat", trg);
+    }
+
+    @Override
+    public boolean rename(Path src, Path dst) throws IOException {
+        return inner.rename(toWrapped(src), toWrapped(dst));
+    }
+
+    @Override
+    public boolean delete(Path f, boolean recursive) throws IOException {
+        return inner.delete(toWrapped(f), recursive);
+    }
+
+    @Override
+    public FileStatus[] listStatus(Path f) throws FileNotFoundException, IOException {
+        FileStatus[] stored = inner.listStatus(toWrapped(f));
+        FileStatus[] sealed = new FileStatus[stored.length];
+        for (int i = 0; i < stored.length; i++) {
+            sealed[i] = toSealed(stored[i]);
+        }
+        return sealed;
+    }
+
+    @Override
+    public FileStatus getFileStatus(Path f) throws IOException {
+        return toSealed(inner.getFileStatus(toWrapped(f)));
+    }
+
+    @Override
+    public boolean mkdirs(Path f, FsPermission permission) throws IOException {
+        return inner.mkdirs(toWrapped(f), permission);
+    }
+
+    @Override
+    public void setWorkingDirectory(Path dir) {
+        workingDirectory = makeQualified(dir.isAbsolute() ? dir : new Path(workingDirectory, dir));
+    }
+
+    @Override
+    public Path getWorkingDirectory() {
+        return workingDirectory;
+    }
+
+    @Override
+    public Path getHomeDirectory() {
+        return toSealed(inner.getHomeDirectory());
+    }
+
+    @Override
+    public void setPermission(Path p, FsPermission permission) throws IOException {
+        inner.setPermission(toWrapped(p), permission);
+    }
+
+    @Override
+    public void setOwner(Path p, String username, String groupname) throws IOException {
+        inner.setOwner(toWrapped(p), username, groupname);
+    }
+
+    @Override
+    public void setTimes(Path p, long mtime, long atime) throws IOException {
+        inner.setTimes(toWrapped(p), mtime, atime);
+    }
+
+    @Override
+    public boolean setReplication(Path src, short replication) throws IOException {
+        return inner.setReplication(toWrapped(src), replication);
+    }
+
+    @Override
+    public void access(Path path, FsAction mode) throws IOException {
+        inner.access(toWrapped(path), mode);
+    }
+
+    @Override
+    public long getDefaultBlockSize(Path f) {
+        return inner.getDefaultBlockSize(toWrapped(f));
+    }
+
+    @Override
+    public short getDefaultReplication(Path path) {
+        return inner.getDefaultReplication(toWrapped(path));
+    }
+
+    @Override
+    public FsServerDefaults getServerDefaults(Path p) throws IOException {
+        return inner.getServerDefaults(toWrapped(p));
+    }
+
+    @Override
+    public FsStatus getStatus(Path p) throws IOException {
+        return inner.getStatus(toWrapped(p));
+    }
+
+    /**
+     * The wrapped file system's locations for the stored bytes of {@code [start, start + len)},
+     * with their offsets and lengths turned back into plaintext positions (so that splits made
+     * from them cover the plaintext).
+     */
+    @Override
+    public BlockLocation[] getFileBlockLocations(FileStatus file, long start, long len) throws IOException {
+        if (file == null) {
+            return null;
+        }
+        if (start < 0 || len < 0) {
+            throw new IllegalArgumentException("invalid start or len: " + start + ", " + len);
+        }
+        long plainLength = file.getLen();
+        if (plainLength <= start) {
+            return new BlockLocation[0];
+        }
+        long storedStart = storedOffset(start);
+        long storedEnd = storedOffset(Math.min(plainLength, start + len));
+        BlockLocation[] stored = inner.getFileBlockLocations(toWrapped(file.getPath()), storedStart,
+                Math.max(1, storedEnd - storedStart));
+        if (stored == null) {
+            return null;
+        }
+        for (BlockLocation block : stored) {
+            long from = plainOffset(block.getOffset(), plainLength);
+            long to = plainOffset(block.getOffset() + block.getLength(), plainLength);
+            block.setOffset(from);
+            block.setLength(to - from);
+        }
+        return stored;
+    }
+
+    /** Where the chunk holding plaintext byte {@code plain} starts in the stored file. */
+    private static long storedOffset(long plain) {
+        return GcmStreams.HEADER_LENGTH + (plain / CHUNK) * SEALED_CHUNK;
+    }
+
+    /** The plaintext position of stored byte {@code stored} (a tag counts as its chunk's end). */
+    private static long plainOffset(long stored, long plainLength) {
+        if (stored <= GcmStreams.HEADER_LENGTH) {
+            return 0;
+        }
+        long body = stored - GcmStreams.HEADER_LENGTH;
+        return Math.min(plainLength, body / SEALED_CHUNK * CHUNK + Math.min(CHUNK, body % SEALED_CHUNK));
+    }
+
+    private static final long CHUNK = 16 * 1024;
+    private static final long SEALED_CHUNK = CHUNK + 16;
+
+    /** The wrapped file system, so that its delegation tokens are collected for jobs. */
+    @Override
+    public FileSystem[] getChildFileSystems() {
+        return new FileSystem[] {inner};
+    }
+
+    @Override
+    public boolean hasPathCapability(Path path, String capability) throws IOException {
+        switch (PathCapabilitiesSupport.validatePathCapabilityArgs(makeQualified(path), capability)) {
+            case CommonPathCapabilities.FS_APPEND:
+            case CommonPathCapabilities.FS_CONCAT:
+            case CommonPathCapabilities.FS_TRUNCATE:
+            case CommonPathCapabilities.FS_CHECKSUMS:
+                return false;
+            case CommonPathCapabilities.FS_PERMISSIONS:
+                return inner.hasPathCapability(toWrapped(path), capability);
+            default:
+                return super.hasPathCapability(path, capability);
+        }
+    }
+
+    /** Closes this view and destroys its keys; the wrapped file system stays open. */
+    @Override
+    public void close() throws IOException {
+        try {
+            super.close();
+        } finally {
+            if (keys != null) {
+                keys.close();
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SealedFileSystem(" + uri + " over " + (inner == null ? innerScheme : inner.getUri()) + ", key "
+                + (keys == null ? "?" : keys.keyName()) + ")";
+    }
+}

@@ -1,0 +1,215 @@
+package io.sealpipe.hadoop;
+
+import io.sealpipe.GcmSeekableChannel;
+import io.sealpipe.GcmStreams;
+import io.sealpipe.PositionedInput;
+import io.sealpipe.StreamAuthenticationException;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Locale;
+import org.apache.hadoop.fs.ByteBufferReadable;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSExceptionMessages;
+import org.apache.hadoop.fs.FSInputStream;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.StreamCapabilities;
+
+/**
+ * The plaintext of one sealed file: a {@link GcmSeekableChannel} over the wrapped file
+ * system's stream. Seeks and reads by the stream's own position go to the wrapped stream's
+ * {@code seek} and {@code read} (one request for a run of sequential reads); positioned reads
+ * ({@link #read(long, byte[], int, int)}, {@link #readFully(long, byte[], int, int)}) to its
+ * positioned reads, and are safe from several threads at once. Only the chunks a read touches
+ * are read and authenticated; a chunk that fails gives a {@link StreamAuthenticationException}
+ * naming the path and the chunk, and none of its bytes.
+ */
+final class SealedInputStream extends FSInputStream implements ByteBufferReadable, StreamCapabilities {
+    private final Path path;
+    private final FSDataInputStream in;
+    private final GcmSeekableChannel channel;
+    private final long length; // plaintext, from the stored length (authenticated when the end is read)
+    private final ByteBuffer oneByte = ByteBuffer.allocate(1);
+
+    private SealedInputStream(Path path, FSDataInputStream in, GcmSeekableChannel channel, long length) {
+        this.path = path;
+        this.in = in;
+        this.channel = channel;
+        this.length = length;
+    }
+
+    /**
+     * Reads the header of the file in {@code in} ({@code storedLength} bytes), finds the key
+     * version that wrote it and opens it. Closes {@code in} if it fails.
+     *
+     * @throws IOException naming {@code path} if the stored length is no sealed file's, the
+     *     header is cut short, no key version matches or reading fails
+     */
+    static SealedInputStream open(Path path, FSDataInputStream in, long storedLength, SealedKeys keys, int cachedChunks)
+            throws IOException {
+        try {
+            long length = GcmStreams.plaintextLength(storedLength);
+            if (length < 0) {
+                throw new IOException(path + ": its stored length, " + storedLength + " bytes, is not the length of any sealed"
+                        + " file (a Cobblestone message has at least 72 bytes, and 56 + 16400 * n + 16 or more): it was cut"
+                        + " short, or written without sealpipe");
+            }
+            byte[] header = new byte[GcmStreams.HEADER_LENGTH];
+            in.readFully(0, header); // the channel reads it again by seek and read: the two are cached alike
+            GcmStreams streams = keys.forReading(header, path);
+            GcmSeekableChannel channel = streams.open(new Input(in), storedLength, cachedChunks);
+            return new SealedInputStream(path, in, channel, length);
+        } catch (StreamAuthenticationException e) {
+            closeAfter(in, e);
+            throw e.in(path.toString());
+        } catch (IOException | RuntimeException e) {
+            closeAfter(in, e);
+            throw e;
+        }
+    }
+
+    private static void closeAfter(FSDataInputStream in, Exception failure) {
+        try {
+            in.close();
+        } catch (IOException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    /** The wrapped stream's positioned reads, and seek then read for the channel's own reads. */
+    private static final class Input implements PositionedInput {
+        private final FSDataInputStream in;
+
+        Input(FSDataInputStream in) {
+            this.in = in;
+        }
+
+        @Override
+        public int read(long position, byte[] buffer, int offset, int length) throws IOException {
+            return in.read(position, buffer, offset, length);
+        }
+
+        @Override
+        public int readSequentially(long position, byte[] buffer, int offset, int length) throws IOException {
+            if (in.getPos() != position) {
+                in.seek(position);
+            }
+            return in.read(buffer, offset, length);
+        }
+    }
+
+    @Override
+    public synchronized void seek(long pos) throws IOException {
+        checkOpen();
+        if (pos < 0) {
+            throw new EOFException(FSExceptionMessages.NEGATIVE_SEEK + ": " + pos + " in " + path);
+        }
+        if (pos > length) {
+            throw new EOFException(FSExceptionMessages.CANNOT_SEEK_PAST_EOF + ": " + pos + " in " + path + " of " + length
+                    + " bytes");
+        }
+        channel.position(pos);
+    }
+
+    @Override
+    public synchronized long getPos() throws IOException {
+        checkOpen();
+        return channel.position();
+    }
+
+    /** There is one source: the wrapped file system chooses replicas itself. */
+    @Override
+    public boolean seekToNewSource(long targetPos) {
+        return false;
+    }
+
+    @Override
+    public synchronized int read() throws IOException {
+        oneByte.clear();
+        int n = read(oneByte);
+        return n <= 0 ? -1 : oneByte.get(0) & 0xff;
+    }
+
+    @Override
+    public synchronized int read(byte[] b, int off, int len) throws IOException {
+        validatePositionedReadArgs(0, b, off, len);
+        if (len == 0) {
+            return 0;
+        }
+        return read(ByteBuffer.wrap(b, off, len));
+    }
+
+    /** Reads into {@code buf} from its position to its limit, heap or direct. */
+    @Override
+    public synchronized int read(ByteBuffer buf) throws IOException {
+        checkOpen();
+        try {
+            return channel.read(buf);
+        } catch (StreamAuthenticationException e) {
+            throw e.in(path.toString());
+        }
+    }
+
+    @Override
+    public int read(long position, byte[] buffer, int offset, int len) throws IOException {
+        validatePositionedReadArgs(position, buffer, offset, len);
+        if (len == 0) {
+            return 0;
+        }
+        checkOpen();
+        try {
+            return channel.read(position, buffer, offset, len);
+        } catch (StreamAuthenticationException e) {
+            throw e.in(path.toString());
+        }
+    }
+
+    @Override
+    public void readFully(long position, byte[] buffer, int offset, int len) throws IOException {
+        validatePositionedReadArgs(position, buffer, offset, len);
+        checkOpen();
+        try {
+            channel.readFully(position, buffer, offset, len);
+        } catch (StreamAuthenticationException e) {
+            throw e.in(path.toString());
+        } catch (EOFException e) {
+            EOFException eof = new EOFException(FSExceptionMessages.EOF_IN_READ_FULLY + ": " + path + " has " + length
+                    + " bytes; " + e.getMessage());
+            eof.initCause(e);
+            throw eof;
+        }
+    }
+
+    /** The bytes left to the end, as HDFS's stream answers (up to {@code Integer.MAX_VALUE}). */
+    @Override
+    public synchronized int available() throws IOException {
+        checkOpen();
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(0, length - channel.position()));
+    }
+
+    @Override
+    public boolean hasCapability(String capability) {
+        return StreamCapabilities.READBYTEBUFFER.equals(capability.toLowerCase(Locale.ROOT));
+    }
+
+    private void checkOpen() throws IOException {
+        if (!channel.isOpen()) {
+            throw new IOException(FSExceptionMessages.STREAM_IS_CLOSED + ": " + path);
+        }
+    }
+
+    /** Closes the channel (zeroing its key and cached chunks), then the wrapped stream. */
+    @Override
+    public void close() throws IOException {
+        try {
+            channel.close();
+        } finally {
+            in.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SealedInputStream(" + path + ")";
+    }
+}

@@ -1,0 +1,205 @@
+package io.sealpipe.hadoop;
+
+import io.sealpipe.GcmStreams;
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.crypto.key.KeyProvider;
+import org.apache.hadoop.crypto.key.KeyProvider.KeyVersion;
+import org.apache.hadoop.crypto.key.KeyProviderFactory;
+import org.apache.hadoop.fs.Path;
+
+/**
+ * The versions of one key in a Hadoop {@link KeyProvider}, each as the {@link GcmStreams} of
+ * its material (empty context): the current version writes, and a reader takes the version
+ * whose key commitment matches the file's header. Key material is held by the provider (as
+ * Hadoop keeps it) and copied once into each version's {@code GcmStreams}, which {@link #close()}
+ * destroys. Thread-safe.
+ */
+final class SealedKeys implements Closeable {
+    /** The material a written file's key must have: Cobblestone-256. */
+    private static final int WRITE_KEY_BYTES = 32;
+
+    private final Configuration conf;
+    private final String providerPath;
+    private final String keyName;
+    private final int parallelism;
+    private KeyProvider provider;                                // guarded by this
+    private final Map<String, GcmStreams> byVersion = new HashMap<>(); // guarded by this
+    private boolean closed;                                      // guarded by this
+
+    private SealedKeys(Configuration conf, String providerPath, String keyName, int parallelism, KeyProvider provider) {
+        this.conf = conf;
+        this.providerPath = providerPath;
+        this.keyName = keyName;
+        this.parallelism = parallelism;
+        this.provider = provider;
+    }
+
+    /**
+     * The key named by {@code sealpipe.fs.key.name} in the provider at
+     * {@code sealpipe.fs.key.provider.path}.
+     *
+     * @throws IOException if either is unset, the provider cannot be made or the key does not
+     *     exist in it
+     */
+    static SealedKeys load(Configuration conf, int parallelism) throws IOException {
+        String path = required(conf, SealedFileSystem.KEY_PROVIDER_PATH,
+                "the URI of the Hadoop KeyProvider that holds the key, such as jceks://file/etc/sealpipe/keys.jceks or kms://http@kms:9600/kms");
+        String name = required(conf, SealedFileSystem.KEY_NAME,
+                "the name of the key in " + path + " (create one with: hadoop key create NAME -size 256 -provider " + path + ")");
+        KeyProvider provider = newProvider(conf, path);
+        SealedKeys keys = new SealedKeys(conf, path, name, parallelism, provider);
+        try {
+            if (provider.getMetadata(name) == null) {
+                throw new IOException("there is no key '" + name + "' in " + path + " (" + SealedFileSystem.KEY_NAME
+                        + "): create it with: hadoop key create " + name + " -size 256 -provider " + path);
+            }
+        } catch (IOException | RuntimeException e) {
+            keys.closeQuietly(e);
+            throw e;
+        }
+        return keys;
+    }
+
+    private static String required(Configuration conf, String key, String what) throws IOException {
+        String value = conf.getTrimmed(key);
+        if (value == null || value.isEmpty()) {
+            throw new IOException(key + " is not set: set it to " + what);
+        }
+        return value;
+    }
+
+    private static KeyProvider newProvider(Configuration conf, String path) throws IOException {
+        URI uri;
+        try {
+            uri = new URI(path);
+        } catch (URISyntaxException e) {
+            throw new IOException(SealedFileSystem.KEY_PROVIDER_PATH + " is not a URI: " + e.getMessage(), e);
+        }
+        KeyProvider provider = KeyProviderFactory.get(uri, conf);
+        if (provider == null) {
+            throw new IOException(SealedFileSystem.KEY_PROVIDER_PATH + "=" + path + " names no KeyProvider that Hadoop knows"
+                    + " (its schemes: jceks, localjceks, kms, user; jceks://file/PATH for a keystore file)");
+        }
+        return provider;
+    }
+
+    /** The name of the key these are versions of. */
+    String keyName() {
+        return keyName;
+    }
+
+    /**
+     * The current version, for writing.
+     *
+     * @throws IOException if the provider has no current version or its material is not 256
+     *     bits
+     */
+    synchronized GcmStreams forWriting() throws IOException {
+        checkOpen();
+        KeyVersion current = provider.getCurrentKey(keyName);
+        if (current == null || current.getMaterial() == null) {
+            throw new IOException("the key '" + keyName + "' in " + providerPath + " has no current version to write with"
+                    + " (or this user may not read its material)");
+        }
+        if (current.getMaterial().length != WRITE_KEY_BYTES) {
+            throw new IOException("version " + current.getVersionName() + " of the key '" + keyName + "' in " + providerPath
+                    + " is " + current.getMaterial().length * 8 + " bits; sealed files are written with 256-bit keys"
+                    + " (Cobblestone-256): roll it with: hadoop key roll " + keyName + " -provider " + providerPath
+                    + " after creating the key with -size 256");
+        }
+        return streams(current);
+    }
+
+    /**
+     * The version that wrote the file whose first {@link GcmStreams#HEADER_LENGTH} bytes are
+     * {@code header}: tried in the provider's order, then once more after reloading the
+     * provider (a version rolled by another process since this one loaded it).
+     *
+     * @throws IOException if no version matches, naming {@code path}, the key and the versions
+     *     tried
+     */
+    synchronized GcmStreams forReading(byte[] header, Path path) throws IOException {
+        checkOpen();
+        List<String> tried = new ArrayList<>();
+        GcmStreams found = match(header, tried);
+        if (found == null) {
+            KeyProvider reloaded = newProvider(conf, providerPath);
+            KeyProvider old = provider;
+            provider = reloaded;
+            old.close();
+            tried.clear();
+            found = match(header, tried);
+        }
+        if (found == null) {
+            throw new IOException(path + ": no version of the key '" + keyName + "' in " + providerPath
+                    + " matches the file's key commitment (tried " + (tried.isEmpty() ? "none: the key has no versions" : String.join(", ", tried))
+                    + "): the file was written under another key, or it is not a sealed file. No byte of it was decrypted.");
+        }
+        return found;
+    }
+
+    private GcmStreams match(byte[] header, List<String> tried) throws IOException {
+        List<KeyVersion> versions = provider.getKeyVersions(keyName);
+        if (versions == null) {
+            return null;
+        }
+        for (KeyVersion version : versions) {
+            byte[] material = version.getMaterial();
+            if (material == null || (material.length != 16 && material.length != 32)) {
+                continue; // not an AES key: nothing it could have written
+            }
+            tried.add(version.getVersionName());
+            GcmStreams streams = streams(version);
+            if (streams.matchesHeader(header)) {
+                return streams;
+            }
+        }
+        return null;
+    }
+
+    private GcmStreams streams(KeyVersion version) {
+        return byVersion.computeIfAbsent(version.getVersionName(), name -> GcmStreams.builder()
+                .key(version.getMaterial())
+                .parallelism(parallelism)
+                .build());
+    }
+
+    private void checkOpen() throws IOException {
+        if (closed) {
+            throw new IOException("the sealed file system was closed: its keys are gone");
+        }
+    }
+
+    /** Destroys every version's copy of the key and closes the provider. */
+    @Override
+    public synchronized void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        byVersion.values().forEach(GcmStreams::destroy);
+        byVersion.clear();
+        provider.close();
+    }
+
+    private void closeQuietly(Exception failure) {
+        try {
+            close();
+        } catch (IOException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SealedKeys(" + keyName + " in " + providerPath + ")";
+    }
+}

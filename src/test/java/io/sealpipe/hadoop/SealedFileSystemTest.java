@@ -1,0 +1,472 @@
+package io.sealpipe.hadoop;
+
+import static io.sealpipe.hadoop.SealedFixture.data;
+import static io.sealpipe.hadoop.SealedFixture.write;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sealpipe.GcmStreams;
+import io.sealpipe.StreamAuthenticationException;
+import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.crypto.key.KeyProvider;
+import org.apache.hadoop.fs.CreateFlag;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.PathIOException;
+import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@link SealedFileSystem} over the local file system, keys in a JCEKS keystore: round trips
+ * checked against {@link GcmStreams} on the stored bytes (both ways), seeks and positioned reads
+ * from several threads, listings, renames, key rotation, tampering, truncation, a wrong key,
+ * abandoned writers, the refused operations and configuration mistakes.
+ */
+class SealedFileSystemTest {
+    private static final int CHUNK = 16 * 1024;
+
+    @TempDir
+    java.nio.file.Path dir;
+
+    private SealedFixture fixture;
+    private FileSystem fs;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        fixture = new SealedFixture(dir);
+        fs = fixture.sealed();
+    }
+
+    @AfterEach
+    void tearDown() throws IOException {
+        fs.close();
+    }
+
+    private GcmStreams currentKey() throws IOException {
+        KeyProvider provider = fixture.provider();
+        try {
+            return GcmStreams.builder().key(provider.getCurrentKey(SealedFixture.KEY).getMaterial()).build();
+        } finally {
+            provider.close();
+        }
+    }
+
+    private byte[] stored(String name) throws IOException {
+        return Files.readAllBytes(dir.resolve(name));
+    }
+
+    /** Replaces the stored file through the wrapped file system (which writes a matching .crc). */
+    private void replaceStored(String name, byte[] bytes) throws IOException {
+        try (FSDataOutputStream out = fixture.local().create(fixture.storedPath(name), true)) {
+            out.write(bytes);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1, 100, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK - 1, 2 * CHUNK, 2 * CHUNK + 1, 3 * CHUNK + 5,
+            (1 << 20) + 7, 24 << 20})
+    void roundTripsAndStoresOneMessageThatGcmStreamsReads(int size) throws IOException {
+        byte[] plain = data(size, size);
+        Path path = fixture.sealedPath("f");
+        write(fs, path, plain);
+
+        assertEquals(size, fs.getFileStatus(path).getLen());
+        byte[] stored = stored("f");
+        assertEquals(GcmStreams.ciphertextLength(size), stored.length);
+        assertEquals(size, GcmStreams.plaintextLength(stored.length));
+        GcmStreams key = currentKey();
+        try (InputStream in = key.decrypt(new java.io.ByteArrayInputStream(stored))) {
+            assertArrayEquals(plain, in.readAllBytes(), "the stored file is one message of the format");
+        } finally {
+            key.destroy();
+        }
+        for (int buffer : new int[] {1, 4096, CHUNK, 100_000, 1 << 20}) {
+            if (buffer == 1 && size > 100_000) {
+                continue;
+            }
+            assertArrayEquals(plain, readAll(path, buffer), "read with a " + buffer + "-byte buffer");
+        }
+    }
+
+    @Test
+    void readsAFileThatGcmStreamsWrote() throws IOException {
+        byte[] plain = data(5 * CHUNK + 77, 7);
+        GcmStreams key = currentKey();
+        try (OutputStream out = key.encrypt(Files.newOutputStream(dir.resolve("g")))) {
+            out.write(plain);
+        } finally {
+            key.destroy();
+        }
+        assertArrayEquals(plain, readAll(fixture.sealedPath("g"), 8192));
+    }
+
+    private byte[] readAll(Path path, int buffer) throws IOException {
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        byte[] b = new byte[buffer];
+        try (FSDataInputStream in = fs.open(path)) {
+            for (int n; (n = in.read(b, 0, buffer)) > 0; ) {
+                all.write(b, 0, n);
+            }
+            assertEquals(-1, in.read());
+        }
+        return all.toByteArray();
+    }
+
+    @Test
+    void readsIntoHeapAndDirectBuffers() throws IOException {
+        byte[] plain = data(4 * CHUNK + 3, 3);
+        Path path = fixture.sealedPath("b");
+        write(fs, path, plain);
+        for (boolean direct : new boolean[] {false, true}) {
+            try (FSDataInputStream in = fs.open(path)) {
+                assertTrue(in.hasCapability(StreamCapabilities.READBYTEBUFFER));
+                ByteBuffer buf = direct ? ByteBuffer.allocateDirect(plain.length + 10) : ByteBuffer.allocate(plain.length + 10);
+                buf.limit(1000);
+                while (in.read(buf) > 0) {
+                    buf.limit(Math.min(buf.capacity(), buf.position() + 7777));
+                }
+                buf.flip();
+                byte[] got = new byte[buf.remaining()];
+                buf.get(got);
+                assertArrayEquals(plain, got, direct ? "direct" : "heap");
+            }
+        }
+    }
+
+    /**
+     * Four threads: two seek and read on streams of their own, two make positioned reads on one
+     * shared stream, which the other reads move; each checks every byte.
+     */
+    @Test
+    void seeksAndPositionedReadsFromSeveralThreads() throws Exception {
+        byte[] plain = data(3 * (1 << 20) + 123, 11);
+        Path path = fixture.sealedPath("r");
+        write(fs, path, plain);
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        CountDownLatch start = new CountDownLatch(1);
+        try (FSDataInputStream shared = fs.open(path)) {
+            List<Future<Integer>> results = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                boolean positioned = t % 2 == 0;
+                long seed = t;
+                results.add(pool.submit(() -> {
+                    start.await();
+                    Random random = new Random(seed);
+                    int checked = 0;
+                    try (FSDataInputStream own = fs.open(path)) {
+                        for (int i = 0; i < 1500; i++) {
+                            int at = random.nextInt(plain.length + 1);
+                            int len = random.nextInt(3) == 0 ? random.nextInt(3 * CHUNK) : random.nextInt(300);
+                            int expected = Math.min(len, plain.length - at);
+                            byte[] got = new byte[len];
+                            if (positioned) {
+                                if (expected == len) {
+                                    shared.readFully(at, got, 0, len);
+                                    assertArrayEquals(Arrays.copyOfRange(plain, at, at + len), got, "readFully at " + at);
+                                } else {
+                                    int n = shared.read(at, got, 0, len);
+                                    if (expected == 0) {
+                                        assertEquals(-1, n, "read at the end");
+                                    } else {
+                                        assertTrue(n > 0 && n <= expected, "read " + n + " at " + at);
+                                        assertArrayEquals(Arrays.copyOfRange(plain, at, at + n), Arrays.copyOf(got, n), "at " + at);
+                                    }
+                                }
+                                shared.seek(random.nextInt(plain.length)); // the position moves under the positioned reads
+                                shared.read();
+                            } else {
+                                own.seek(at);
+                                assertEquals(at, own.getPos());
+                                int n = own.read(got, 0, len);
+                                if (len == 0) {
+                                    assertEquals(0, n);
+                                } else if (expected == 0) {
+                                    assertEquals(-1, n);
+                                } else {
+                                    assertTrue(n > 0 && n <= expected, "read " + n + " at " + at);
+                                    assertArrayEquals(Arrays.copyOfRange(plain, at, at + n), Arrays.copyOf(got, n), "at " + at);
+                                }
+                            }
+                            checked++;
+                        }
+                    }
+                    return checked;
+                }));
+            }
+            start.countDown();
+            int total = 0;
+            for (Future<Integer> result : results) {
+                total += result.get();
+            }
+            assertTrue(total >= 4000, "checked " + total);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void seekBoundsAreHadoops() throws IOException {
+        Path path = fixture.sealedPath("s");
+        write(fs, path, data(100, 1));
+        try (FSDataInputStream in = fs.open(path)) {
+            in.seek(100);
+            assertEquals(-1, in.read());
+            assertThrows(EOFException.class, () -> in.seek(101));
+            assertThrows(EOFException.class, () -> in.seek(-1));
+            assertThrows(EOFException.class, () -> in.readFully(90, new byte[11]));
+            assertEquals(-1, in.read(100, new byte[1], 0, 1));
+        }
+    }
+
+    @Test
+    void listsAndGlobsPlaintextLengthsAndRenamesAndDeletesPassThrough() throws IOException {
+        Path d = fixture.sealedPath("d");
+        assertTrue(fs.mkdirs(d, FsPermission.getDirDefault()));
+        write(fs, new Path(d, "a"), data(CHUNK + 1, 1));
+        write(fs, new Path(d, "b"), data(0, 2));
+        FileStatus[] listed = fs.listStatus(d);
+        Arrays.sort(listed);
+        assertEquals(2, listed.length);
+        assertEquals("sfile", listed[0].getPath().toUri().getScheme());
+        assertEquals(new Path(d, "a"), listed[0].getPath());
+        assertEquals(CHUNK + 1, listed[0].getLen());
+        assertEquals(0, listed[1].getLen());
+        assertTrue(listed[0].isEncrypted());
+        assertEquals(2, fs.globStatus(new Path(d, "*")).length);
+        assertEquals(CHUNK + 1, fs.getContentSummary(d).getLength());
+
+        Path moved = fixture.sealedPath("moved");
+        assertTrue(fs.rename(d, moved));
+        assertArrayEquals(data(CHUNK + 1, 1), readAll(new Path(moved, "a"), 1000), "read after rename");
+        assertFalse(fs.exists(d));
+        assertTrue(fs.delete(moved, true));
+        assertFalse(Files.exists(dir.resolve("moved")));
+    }
+
+    @Test
+    void aFileWrittenBeforeAKeyRollStaysReadableAndNewFilesUseTheNewVersion() throws IOException {
+        byte[] before = data(2 * CHUNK + 9, 1);
+        write(fs, fixture.sealedPath("old"), before);
+        GcmStreams v0 = currentKey();
+        fixture.rollKey();
+        GcmStreams v1 = currentKey();
+        byte[] after = data(CHUNK + 3, 2);
+        try (FileSystem fresh = fixture.sealed()) { // a new instance sees the rolled keystore
+            write(fresh, fixture.sealedPath("new"), after);
+            assertArrayEquals(before, readAll(fresh, fixture.sealedPath("old")));
+            assertArrayEquals(after, readAll(fresh, fixture.sealedPath("new")));
+        }
+        // The instance made before the roll finds the new version by reloading its provider.
+        assertArrayEquals(after, readAll(fs, fixture.sealedPath("new")));
+        assertArrayEquals(before, readAll(fs, fixture.sealedPath("old")));
+        assertTrue(v0.matchesHeader(stored("old")));
+        assertFalse(v0.matchesHeader(stored("new")));
+        assertTrue(v1.matchesHeader(stored("new")));
+        v0.destroy();
+        v1.destroy();
+    }
+
+    private static byte[] readAll(FileSystem fs, Path path) throws IOException {
+        try (FSDataInputStream in = fs.open(path)) {
+            return in.readAllBytes();
+        }
+    }
+
+    @Test
+    void oneModifiedStoredByteFailsTheReadsOfItsChunkOnly() throws IOException {
+        byte[] plain = data(4 * CHUNK + 100, 5);
+        Path path = fixture.sealedPath("t");
+        write(fs, path, plain);
+        byte[] stored = stored("t");
+        stored[GcmStreams.HEADER_LENGTH + 2 * (CHUNK + 16) + 1000] ^= 1; // in chunk 2
+        replaceStored("t", stored);
+
+        try (FSDataInputStream in = fs.open(path)) {
+            StreamAuthenticationException e = assertThrows(StreamAuthenticationException.class, in::readAllBytes);
+            assertEquals(2, e.chunk());
+            assertTrue(e.getMessage().contains(path.toString()) && e.getMessage().contains("chunk 2"), e.getMessage());
+            byte[] intact = new byte[2 * CHUNK];
+            in.readFully(0, intact);
+            assertArrayEquals(Arrays.copyOf(plain, 2 * CHUNK), intact, "chunks 0 and 1 are intact");
+            in.readFully(3 * CHUNK, intact, 0, CHUNK + 100);
+            byte[] untouched = new byte[100];
+            Arrays.fill(untouched, (byte) 0x5a);
+            StreamAuthenticationException positioned = assertThrows(StreamAuthenticationException.class,
+                    () -> in.readFully(2 * CHUNK + 10, untouched));
+            assertEquals(2, positioned.chunk());
+            for (byte b : untouched) {
+                assertEquals(0x5a, b, "no byte of the failed chunk reaches the caller");
+            }
+        }
+    }
+
+    @Test
+    void aTamperedHeaderOrAWrongKeyFailsAtOpen() throws IOException {
+        Path path = fixture.sealedPath("h");
+        write(fs, path, data(1000, 1));
+        byte[] stored = stored("h");
+        stored[30] ^= 1; // in the key commitment
+        replaceStored("h", stored);
+        IOException e = assertThrows(IOException.class, () -> fs.open(path));
+        assertTrue(e.getMessage().contains(path.toString()) && e.getMessage().contains("no version of the key 'data'"),
+                e.getMessage());
+
+        write(fs, path, data(1000, 1));
+        SealedFixture other = new SealedFixture(Files.createDirectory(dir.resolve("other")));
+        try (FileSystem wrongKey = other.sealed()) {
+            IOException wrong = assertThrows(IOException.class, () -> wrongKey.open(path));
+            assertTrue(wrong.getMessage().contains("written under another key, or it is not a sealed file"), wrong.getMessage());
+        }
+    }
+
+    @Test
+    void aTruncatedStoredFileNeverReadsAsAShorterOne() throws IOException {
+        byte[] plain = data(3 * CHUNK + 500, 9);
+        Path path = fixture.sealedPath("cut");
+        write(fs, path, plain);
+        byte[] stored = stored("cut");
+
+        // Cut inside the final chunk: a length some message has, so the status shows it, but the read fails.
+        replaceStored("cut", Arrays.copyOf(stored, stored.length - 100));
+        assertEquals(3 * CHUNK + 400, fs.getFileStatus(path).getLen());
+        try (FSDataInputStream in = fs.open(path)) {
+            StreamAuthenticationException e = assertThrows(StreamAuthenticationException.class, in::readAllBytes);
+            assertEquals(3, e.chunk());
+        }
+        // Cut after a whole chunk: no message has this length.
+        replaceStored("cut", Arrays.copyOf(stored, GcmStreams.HEADER_LENGTH + 2 * (CHUNK + 16)));
+        PathIOException status = assertThrows(PathIOException.class, () -> fs.getFileStatus(path));
+        assertTrue(status.getMessage().contains("is not the length of any sealed file"), status.getMessage());
+        assertThrows(PathIOException.class, () -> fs.listStatus(fixture.sealedPath("")));
+        IOException open = assertThrows(IOException.class, () -> fs.open(path));
+        assertTrue(open.getMessage().contains("cut short"), open.getMessage());
+        // Shorter than a header.
+        replaceStored("cut", Arrays.copyOf(stored, 10));
+        assertThrows(IOException.class, () -> fs.open(path));
+    }
+
+    @Test
+    void anAbortedOrFailedWriterLeavesAFileEveryReaderRejects() throws IOException {
+        Path aborted = fixture.sealedPath("aborted");
+        FSDataOutputStream out = fs.create(aborted);
+        out.write(data(3 * CHUNK + 50, 1));
+        out.flush();
+        out.abort();
+        out.close(); // does nothing after abort
+        assertRejected(aborted);
+
+        // Never closed: what reached the file (the header and the sealed chunks) is no sealed file.
+        Path abandoned = fixture.sealedPath("abandoned");
+        FSDataOutputStream open = fs.create(abandoned);
+        open.write(data(2 * CHUNK + 50, 1));
+        assertThrows(UnsupportedOperationException.class, open::hflush, "not at a chunk boundary");
+        assertRejected(abandoned);
+        open.close();
+    }
+
+    private void assertRejected(Path path) throws IOException {
+        long stored = fixture.local().getFileStatus(fs instanceof SealedFileSystem s ? s.toWrapped(path) : path).getLen();
+        if (GcmStreams.plaintextLength(stored) < 0) {
+            assertThrows(PathIOException.class, () -> fs.getFileStatus(path));
+            assertThrows(IOException.class, () -> fs.open(path));
+        } else {
+            try (FSDataInputStream in = fs.open(path)) {
+                assertThrows(StreamAuthenticationException.class, in::readAllBytes);
+            }
+        }
+    }
+
+    @Test
+    void appendTruncateConcatAndPartialChunkFlushesAreRefusedWithAReason() throws IOException {
+        Path path = fixture.sealedPath("u");
+        write(fs, path, data(10, 1));
+        UnsupportedOperationException append = assertThrows(UnsupportedOperationException.class, () -> fs.append(path));
+        assertTrue(append.getMessage().contains("write a new file instead"), append.getMessage());
+        assertThrows(UnsupportedOperationException.class, () -> fs.truncate(path, 5));
+        assertThrows(UnsupportedOperationException.class, () -> fs.concat(path, new Path[] {path}));
+        assertThrows(UnsupportedOperationException.class, () -> fs.create(path, FsPermission.getFileDefault(),
+                EnumSet.of(CreateFlag.CREATE, CreateFlag.APPEND), 4096, (short) 1, 1 << 20, null, null));
+        assertFalse(fs.hasPathCapability(path, "fs.capability.paths.append"));
+
+        byte[] plain = data(2 * CHUNK + 1, 2);
+        try (FSDataOutputStream out = fs.create(fixture.sealedPath("flushed"))) {
+            assertFalse(out.hasCapability(StreamCapabilities.HFLUSH));
+            out.hflush(); // at 0: the header
+            out.write(plain, 0, 2 * CHUNK);
+            out.hsync(); // at a chunk boundary: the sealed chunks go to the wrapped stream's hsync
+            out.write(plain, 2 * CHUNK, 1);
+            UnsupportedOperationException partial = assertThrows(UnsupportedOperationException.class, out::hflush);
+            assertTrue(partial.getMessage().contains("at byte " + (2 * CHUNK + 1)), partial.getMessage());
+        }
+        assertArrayEquals(plain, readAll(fs, fixture.sealedPath("flushed")));
+    }
+
+    @Test
+    void configurationMistakesFailWithTheKeyToSet() throws IOException {
+        Configuration noWraps = new Configuration(fixture.conf);
+        noWraps.unset(SealedFileSystem.wrapsKey("sfile"));
+        assertMessage(noWraps, "sealpipe.fs.sfile.wraps is not set");
+
+        Configuration loop = new Configuration(fixture.conf);
+        loop.set(SealedFileSystem.wrapsKey("sfile"), "sfile");
+        assertMessage(loop, "is a sealed scheme itself");
+
+        Configuration noProvider = new Configuration(fixture.conf);
+        noProvider.unset(SealedFileSystem.KEY_PROVIDER_PATH);
+        assertMessage(noProvider, "sealpipe.fs.key.provider.path is not set");
+
+        Configuration noName = new Configuration(fixture.conf);
+        noName.unset(SealedFileSystem.KEY_NAME);
+        assertMessage(noName, "sealpipe.fs.key.name is not set");
+
+        Configuration missingKey = new Configuration(fixture.conf);
+        missingKey.set(SealedFileSystem.KEY_NAME, "nosuchkey");
+        assertMessage(missingKey, "there is no key 'nosuchkey'");
+
+        Configuration badParallelism = new Configuration(fixture.conf);
+        badParallelism.setInt(SealedFileSystem.PARALLELISM, 0);
+        assertMessage(badParallelism, "sealpipe.fs.parallelism must be 1..");
+
+        fixture.createKey("short", 128);
+        Configuration shortKey = new Configuration(fixture.conf);
+        shortKey.set(SealedFileSystem.KEY_NAME, "short");
+        try (FileSystem sealed = FileSystem.get(java.net.URI.create("sfile:///"), shortKey)) {
+            IOException e = assertThrows(IOException.class, () -> sealed.create(fixture.sealedPath("x")));
+            assertTrue(e.getMessage().contains("is 128 bits; sealed files are written with 256-bit keys"), e.getMessage());
+            assertFalse(Files.exists(dir.resolve("x")), "nothing is created");
+        }
+    }
+
+    private static void assertMessage(Configuration conf, String expected) {
+        Exception e = assertThrows(Exception.class, () -> FileSystem.get(java.net.URI.create("sfile:///"), conf).close());
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+    }
+}
