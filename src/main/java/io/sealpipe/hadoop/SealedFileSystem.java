@@ -61,6 +61,10 @@ import org.apache.hadoop.util.Progressable;
  * {@link SealedOutputStream}). Checksums ({@code getFileChecksum}) are not offered: the wrapped
  * system's are of the stored bytes.
  *
+ * <p>{@code FileSystem.Statistics} for the sealed scheme count plaintext bytes read and written
+ * (Spark's and MapReduce's input and output metrics), and the operations; the wrapped scheme's
+ * count the stored bytes.
+ *
  * <p>Instances are thread-safe, as Hadoop's are; {@link FileSystem#get} shares one per scheme,
  * authority and user. The wrapped file system is Hadoop's shared instance for its scheme and is
  * not closed with this one. Closing this one destroys its copies of the keys.
@@ -192,7 +196,8 @@ public class SealedFileSystem extends FileSystem {
             in.close();
             throw e;
         }
-        return new FSDataInputStream(SealedInputStream.open(makeQualified(f), in, storedLength, keys, cachedChunks));
+        statistics.incrementReadOps(1);
+        return new FSDataInputStream(SealedInputStream.open(makeQualified(f), in, storedLength, keys, cachedChunks, statistics));
     }
 
     @Override
@@ -222,6 +227,7 @@ public class SealedFileSystem extends FileSystem {
     }
 
     private FSDataOutputStream sealed(Path f, GcmStreams key, FSDataOutputStream stored) throws IOException {
+        statistics.incrementWriteOps(1);
         try {
             return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), stored, key), statistics);
         } catch (RuntimeException e) {
@@ -262,16 +268,19 @@ public class SealedFileSystem extends FileSystem {
 
     @Override
     public boolean rename(Path src, Path dst) throws IOException {
+        statistics.incrementWriteOps(1);
         return inner.rename(toWrapped(src), toWrapped(dst));
     }
 
     @Override
     public boolean delete(Path f, boolean recursive) throws IOException {
+        statistics.incrementWriteOps(1);
         return inner.delete(toWrapped(f), recursive);
     }
 
     @Override
     public FileStatus[] listStatus(Path f) throws FileNotFoundException, IOException {
+        statistics.incrementLargeReadOps(1);
         FileStatus[] stored = inner.listStatus(toWrapped(f));
         FileStatus[] sealed = new FileStatus[stored.length];
         for (int i = 0; i < stored.length; i++) {
@@ -282,11 +291,13 @@ public class SealedFileSystem extends FileSystem {
 
     @Override
     public FileStatus getFileStatus(Path f) throws IOException {
+        statistics.incrementReadOps(1);
         return toSealed(inner.getFileStatus(toWrapped(f)));
     }
 
     @Override
     public boolean mkdirs(Path f, FsPermission permission) throws IOException {
+        statistics.incrementWriteOps(1);
         return inner.mkdirs(toWrapped(f), permission);
     }
 

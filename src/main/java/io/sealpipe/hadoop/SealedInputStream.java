@@ -12,6 +12,7 @@ import org.apache.hadoop.fs.ByteBufferReadable;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSExceptionMessages;
 import org.apache.hadoop.fs.FSInputStream;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.StreamCapabilities;
 
@@ -29,13 +30,23 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
     private final FSDataInputStream in;
     private final GcmSeekableChannel channel;
     private final long length; // plaintext, from the stored length (authenticated when the end is read)
+    private final FileSystem.Statistics statistics; // plaintext bytes read, for Spark's and MapReduce's input metrics
     private final ByteBuffer oneByte = ByteBuffer.allocate(1);
 
-    private SealedInputStream(Path path, FSDataInputStream in, GcmSeekableChannel channel, long length) {
+    private SealedInputStream(Path path, FSDataInputStream in, GcmSeekableChannel channel, long length,
+            FileSystem.Statistics statistics) {
         this.path = path;
         this.in = in;
         this.channel = channel;
         this.length = length;
+        this.statistics = statistics;
+    }
+
+    private int counted(int n) {
+        if (n > 0 && statistics != null) {
+            statistics.incrementBytesRead(n);
+        }
+        return n;
     }
 
     /**
@@ -45,8 +56,8 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
      * @throws IOException naming {@code path} if the stored length is no sealed file's, the
      *     header is cut short, no key version matches or reading fails
      */
-    static SealedInputStream open(Path path, FSDataInputStream in, long storedLength, SealedKeys keys, int cachedChunks)
-            throws IOException {
+    static SealedInputStream open(Path path, FSDataInputStream in, long storedLength, SealedKeys keys, int cachedChunks,
+            FileSystem.Statistics statistics) throws IOException {
         try {
             long length = GcmStreams.plaintextLength(storedLength);
             if (length < 0) {
@@ -58,7 +69,7 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
             in.readFully(0, header); // the channel reads it again by seek and read: the two are cached alike
             GcmStreams streams = keys.forReading(header, path);
             GcmSeekableChannel channel = streams.open(new Input(in), storedLength, cachedChunks);
-            return new SealedInputStream(path, in, channel, length);
+            return new SealedInputStream(path, in, channel, length, statistics);
         } catch (StreamAuthenticationException e) {
             closeAfter(in, e);
             throw e.in(path.toString());
@@ -144,7 +155,7 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
     public synchronized int read(ByteBuffer buf) throws IOException {
         checkOpen();
         try {
-            return channel.read(buf);
+            return counted(channel.read(buf));
         } catch (StreamAuthenticationException e) {
             throw e.in(path.toString());
         }
@@ -158,7 +169,7 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
         }
         checkOpen();
         try {
-            return channel.read(position, buffer, offset, len);
+            return counted(channel.read(position, buffer, offset, len));
         } catch (StreamAuthenticationException e) {
             throw e.in(path.toString());
         }
@@ -170,6 +181,7 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
         checkOpen();
         try {
             channel.readFully(position, buffer, offset, len);
+            counted(len);
         } catch (StreamAuthenticationException e) {
             throw e.in(path.toString());
         } catch (EOFException e) {

@@ -141,6 +141,22 @@ class SealedFileSystemTest {
     }
 
     @Test
+    void statisticsCountPlaintextBytes() throws IOException {
+        Path path = fixture.sealedPath("stats");
+        FileSystem.Statistics stats = FileSystem.getStatistics("sfile", SealedFileSystem.class);
+        long read = stats.getBytesRead();
+        long written = stats.getBytesWritten();
+        write(fs, path, data(3 * CHUNK, 1));
+        assertEquals(written + 3 * CHUNK, stats.getBytesWritten());
+        try (FSDataInputStream in = fs.open(path)) {
+            in.readFully(1000, new byte[5000]);
+            in.seek(2 * CHUNK);
+            in.read(new byte[100]);
+        }
+        assertEquals(read + 5100, stats.getBytesRead());
+    }
+
+    @Test
     void readsIntoHeapAndDirectBuffers() throws IOException {
         byte[] plain = data(4 * CHUNK + 3, 3);
         Path path = fixture.sealedPath("b");
