@@ -19,6 +19,7 @@ import java.nio.channels.NonWritableChannelException;
 import java.nio.channels.SeekableByteChannel;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.LongAdder;
 import javax.crypto.AEADBadTagException;
 
 /**
@@ -66,6 +67,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
     private final AtomicReferenceArray<ChunkReader> readers = new AtomicReferenceArray<>(16);
     private final ChunkReader sequential; // for read(ByteBuffer); keeps its current chunk
     private final ChunkCache cache;
+    private final LongAdder chunksOpened = new LongAdder();
     private volatile boolean lengthAuthenticated;
     private long position;
     private final StreamState state = new StreamState("decryption");
@@ -261,6 +263,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
                 throw failed(index, e);
             }
             chunk = index;
+            chunksOpened.increment();
             if (index == finalChunk) {
                 lengthAuthenticated = true;
             }
@@ -278,6 +281,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         int openInto(long index, int count, byte[] out, int outOffset, boolean next) throws IOException {
             readSealed(index, count * SEALED_CHUNK_SIZE, next);
             int opened = cipher.openChunks(baseNonce, index, sealed, 0, count, out, outOffset);
+            chunksOpened.add(opened);
             if (opened == 0) {
                 throw failed(index, null);
             }
@@ -406,6 +410,17 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
                 chunks[i] = -1;
             }
         }
+    }
+
+    /**
+     * How many chunks this channel has decrypted and verified so far; reads served by the
+     * cache do not count. Against the bytes read, the cost of a read pattern (16384 bytes
+     * decrypted per chunk).
+     *
+     * @return the count, from 0
+     */
+    public long chunksOpened() {
+        return chunksOpened.sum();
     }
 
     /**

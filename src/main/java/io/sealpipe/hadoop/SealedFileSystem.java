@@ -79,6 +79,13 @@ public class SealedFileSystem extends FileSystem {
     /** Decrypted 16 KiB chunks an open file keeps for nearby reads (0 to 64); default 8. */
     public static final String CACHE_CHUNKS = "sealpipe.fs.cache.chunks";
 
+    /**
+     * The counter in an open file's {@code IOStatistics} ({@code in.getIOStatistics()}) of the
+     * 16 KiB chunks it decrypted and verified: against the bytes read, what a read pattern costs
+     * and what the chunk cache saves.
+     */
+    public static final String CHUNKS_OPENED = "sealpipe_chunks_opened";
+
     /** The key naming the scheme that {@code scheme} is a sealed view of. */
     public static String wrapsKey(String scheme) {
         return "sealpipe.fs." + scheme + ".wraps";

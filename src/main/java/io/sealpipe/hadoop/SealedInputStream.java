@@ -15,6 +15,9 @@ import org.apache.hadoop.fs.FSInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.fs.statistics.IOStatistics;
+import org.apache.hadoop.fs.statistics.IOStatisticsSource;
+import org.apache.hadoop.fs.statistics.impl.IOStatisticsBinding;
 
 /**
  * The plaintext of one sealed file: a {@link GcmSeekableChannel} over the wrapped file
@@ -25,13 +28,14 @@ import org.apache.hadoop.fs.StreamCapabilities;
  * are read and authenticated; a chunk that fails gives a {@link StreamAuthenticationException}
  * naming the path and the chunk, and none of its bytes.
  */
-final class SealedInputStream extends FSInputStream implements ByteBufferReadable, StreamCapabilities {
+final class SealedInputStream extends FSInputStream implements ByteBufferReadable, StreamCapabilities, IOStatisticsSource {
     private final Path path;
     private final FSDataInputStream in;
     private final GcmSeekableChannel channel;
     private final long length; // plaintext, from the stored length (authenticated when the end is read)
     private final FileSystem.Statistics statistics; // plaintext bytes read, for Spark's and MapReduce's input metrics
     private final ByteBuffer oneByte = ByteBuffer.allocate(1);
+    private final IOStatistics ioStatistics;
 
     private SealedInputStream(Path path, FSDataInputStream in, GcmSeekableChannel channel, long length,
             FileSystem.Statistics statistics) {
@@ -40,6 +44,15 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
         this.channel = channel;
         this.length = length;
         this.statistics = statistics;
+        this.ioStatistics = IOStatisticsBinding.dynamicIOStatistics()
+                .withLongFunctionCounter(SealedFileSystem.CHUNKS_OPENED, key -> channel.chunksOpened())
+                .build();
+    }
+
+    /** {@value SealedFileSystem#CHUNKS_OPENED}: the chunks this stream decrypted and verified. */
+    @Override
+    public IOStatistics getIOStatistics() {
+        return ioStatistics;
     }
 
     private int counted(int n) {

@@ -156,6 +156,42 @@ class SealedFileSystemTest {
         assertEquals(read + 5100, stats.getBytesRead());
     }
 
+    /**
+     * Nearby small reads decrypt each chunk once with the cache and once per read without it;
+     * a sequential read of the whole file opens the chunks the cache does not have, once each.
+     */
+    @Test
+    void theChunkCacheSavesDecryptionForNearbyReads() throws IOException {
+        Path path = fixture.sealedPath("cache");
+        byte[] plain = data(8 * CHUNK, 4);
+        write(fs, path, plain);
+        for (int cached : new int[] {0, 8}) {
+            Configuration conf = new Configuration(fixture.conf);
+            conf.setInt(SealedFileSystem.CACHE_CHUNKS, cached);
+            try (FileSystem sealed = FileSystem.get(java.net.URI.create("sfile:///"), conf);
+                    FSDataInputStream in = sealed.open(path)) {
+                byte[] b = new byte[4096];
+                for (int round = 0; round < 3; round++) {
+                    for (int chunk = 0; chunk < 4; chunk++) {
+                        for (int quarter = 0; quarter < 4; quarter++) {
+                            int at = chunk * CHUNK + quarter * 4096;
+                            in.readFully(at, b);
+                            assertArrayEquals(Arrays.copyOfRange(plain, at, at + 4096), b);
+                        }
+                    }
+                }
+                long opened = in.getIOStatistics().counters().get(SealedFileSystem.CHUNKS_OPENED);
+                assertEquals(cached == 0 ? 3 * 16 : 4, opened, "chunks opened with a cache of " + cached);
+                in.seek(0);
+                byte[] all = new byte[plain.length];
+                in.readFully(all);
+                assertArrayEquals(plain, all);
+                assertEquals(opened + (cached == 0 ? 8 : 4), in.getIOStatistics().counters().get(SealedFileSystem.CHUNKS_OPENED),
+                        "a sequential read of the whole file opens each chunk not in the cache once");
+            }
+        }
+    }
+
     @Test
     void readsIntoHeapAndDirectBuffers() throws IOException {
         byte[] plain = data(4 * CHUNK + 3, 3);
