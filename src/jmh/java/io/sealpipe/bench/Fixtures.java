@@ -61,10 +61,6 @@ final class Fixtures {
         }
     }
 
-    /**
-     * An OutputStream that discards what is written and only counts it: no copy, no allocation,
-     * so a stream benchmark measures the stream and not its destination.
-     */
     /** Reads exactly {@code length} bytes into {@code b}, with {@code read} calls until they have arrived. */
     static void readFully(InputStream in, byte[] b, int length) throws IOException {
         for (int done = 0; done < length; ) {
@@ -76,6 +72,10 @@ final class Fixtures {
         }
     }
 
+    /**
+     * An OutputStream that discards what is written and only counts it: no copy, no allocation,
+     * so a stream benchmark measures the stream and not its destination.
+     */
     static final class DiscardingSink extends OutputStream {
         private long count;
 

@@ -38,13 +38,15 @@ import org.apache.hadoop.util.Progressable;
  * sealpipe.fs.key.name          = data                       (a 256-bit key: hadoop key create data -size 256)
  * sealpipe.fs.parallelism       = 1                          (threads per written file)
  * sealpipe.fs.cache.chunks      = 8                          (decrypted 16 KiB chunks kept per open file)
+ * sealpipe.fs.key.refresh.seconds = 600                      (how long key versions are kept)
  * </pre>
  *
  * <p>What is protected: a file's content, against reading and against any change. Each file has
  * a fresh random salt, from which the message key is derived (so no two files share a key or
  * nonce), and a key commitment that names the key version it was written with: files written
  * before a {@code hadoop key roll} stay readable (the reader takes the version whose commitment
- * matches) and new files use the current version. A read authenticates every chunk it returns
+ * matches) and new files use the current version (as of the last time the file system asked
+ * the provider: see {@link #KEY_REFRESH_SECONDS}). A read authenticates every chunk it returns
  * bytes from; a modified, truncated, extended or reordered file fails on the chunk concerned
  * with a {@link io.sealpipe.StreamAuthenticationException} naming the path. What is not: names,
  * directory structure, sizes (plaintext = stored - 56 - 16 per 16 KiB, see
@@ -78,6 +80,14 @@ public class SealedFileSystem extends FileSystem {
     public static final String PARALLELISM = "sealpipe.fs.parallelism";
     /** Decrypted 16 KiB chunks an open file keeps for nearby reads (0 to 64); default 8. */
     public static final String CACHE_CHUNKS = "sealpipe.fs.cache.chunks";
+    /**
+     * Seconds the key versions read from the provider are kept before new files ask it for the
+     * current version again (default {@value #DEFAULT_KEY_REFRESH_SECONDS}); a file whose
+     * version is not among them makes the file system ask at once.
+     */
+    public static final String KEY_REFRESH_SECONDS = "sealpipe.fs.key.refresh.seconds";
+    /** The default of {@value #KEY_REFRESH_SECONDS}: ten minutes. */
+    public static final long DEFAULT_KEY_REFRESH_SECONDS = 600;
 
     /**
      * The counter in an open file's {@code IOStatistics} ({@code in.getIOStatistics()}) of the
@@ -86,7 +96,12 @@ public class SealedFileSystem extends FileSystem {
      */
     public static final String CHUNKS_OPENED = "sealpipe_chunks_opened";
 
-    /** The key naming the scheme that {@code scheme} is a sealed view of. */
+    /**
+     * The configuration key naming the scheme that {@code scheme} is a sealed view of.
+     *
+     * @param scheme a sealed scheme, such as {@code sfile}
+     * @return {@code sealpipe.fs.<scheme>.wraps}
+     */
     public static String wrapsKey(String scheme) {
         return "sealpipe.fs." + scheme + ".wraps";
     }
@@ -155,14 +170,20 @@ public class SealedFileSystem extends FileSystem {
         return uri;
     }
 
-    /** The file system this one is a sealed view of (Hadoop's shared instance for its scheme). */
+    /**
+     * The file system this one is a sealed view of.
+     *
+     * @return Hadoop's shared instance for the wrapped scheme and this authority
+     */
     public FileSystem getWrappedFileSystem() {
         return inner;
     }
 
     /**
-     * The path in the wrapped file system that holds {@code path}'s stored bytes: the same
-     * authority and path under the wrapped scheme.
+     * Where {@code path}'s stored bytes are in the wrapped file system.
+     *
+     * @param path a path of this file system, absolute or relative to its working directory
+     * @return the same authority and path under the wrapped scheme
      */
     public Path toWrapped(Path path) {
         URI u = makeQualified(path).toUri();

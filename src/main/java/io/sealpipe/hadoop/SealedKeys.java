@@ -5,8 +5,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
@@ -18,9 +17,15 @@ import org.apache.hadoop.fs.Path;
 /**
  * The versions of one key in a Hadoop {@link KeyProvider}, each as the {@link GcmStreams} of
  * its material (empty context): the current version writes, and a reader takes the version
- * whose key commitment matches the file's header. Key material is held by the provider (as
- * Hadoop keeps it) and copied once into each version's {@code GcmStreams}, which {@link #close()}
- * destroys. Thread-safe.
+ * whose key commitment matches the file's header.
+ *
+ * <p>The versions are read from the provider once (at the first file opened or created) and
+ * kept: a keystore provider decrypts each entry with a slow password-based cipher, and a KMS
+ * answers over the network, neither of which a file open should wait for. They are read again
+ * when {@code sealpipe.fs.key.refresh.seconds} have passed (new files then use a version rolled
+ * in the meantime) and at once when a file's commitment matches none of them (a file written
+ * under a newer version is readable at once). Key material is copied once into each version's
+ * {@code GcmStreams}, which {@link #close()} destroys. Thread-safe.
  */
 final class SealedKeys implements Closeable {
     /** The material a written file's key must have: Cobblestone-256. */
@@ -30,15 +35,20 @@ final class SealedKeys implements Closeable {
     private final String providerPath;
     private final String keyName;
     private final int parallelism;
+    private final long refreshNanos;
     private KeyProvider provider;                                // guarded by this
-    private final Map<String, GcmStreams> byVersion = new HashMap<>(); // guarded by this
+    private final Map<String, GcmStreams> byVersion = new LinkedHashMap<>(); // guarded by this; newest last
+    private String current;                                      // guarded by this; null until read
+    private long readAt;                                         // guarded by this; System.nanoTime() of the last read
     private boolean closed;                                      // guarded by this
 
-    private SealedKeys(Configuration conf, String providerPath, String keyName, int parallelism, KeyProvider provider) {
+    private SealedKeys(Configuration conf, String providerPath, String keyName, int parallelism, long refreshNanos,
+            KeyProvider provider) {
         this.conf = conf;
         this.providerPath = providerPath;
         this.keyName = keyName;
         this.parallelism = parallelism;
+        this.refreshNanos = refreshNanos;
         this.provider = provider;
     }
 
@@ -54,8 +64,13 @@ final class SealedKeys implements Closeable {
                 "the URI of the Hadoop KeyProvider that holds the key, such as jceks://file/etc/sealpipe/keys.jceks or kms://http@kms:9600/kms");
         String name = required(conf, SealedFileSystem.KEY_NAME,
                 "the name of the key in " + path + " (create one with: hadoop key create NAME -size 256 -provider " + path + ")");
+        long refreshSeconds = conf.getLong(SealedFileSystem.KEY_REFRESH_SECONDS, SealedFileSystem.DEFAULT_KEY_REFRESH_SECONDS);
+        if (refreshSeconds < 0) {
+            throw new IllegalArgumentException(SealedFileSystem.KEY_REFRESH_SECONDS + " must be 0 or more, not " + refreshSeconds);
+        }
         KeyProvider provider = newProvider(conf, path);
-        SealedKeys keys = new SealedKeys(conf, path, name, parallelism, provider);
+        SealedKeys keys = new SealedKeys(conf, path, name, parallelism,
+                refreshSeconds > Long.MAX_VALUE / 1_000_000_000L ? Long.MAX_VALUE : refreshSeconds * 1_000_000_000L, provider);
         try {
             if (provider.getMetadata(name) == null) {
                 throw new IOException("there is no key '" + name + "' in " + path + " (" + SealedFileSystem.KEY_NAME
@@ -104,60 +119,47 @@ final class SealedKeys implements Closeable {
      */
     synchronized GcmStreams forWriting() throws IOException {
         checkOpen();
-        KeyVersion current = provider.getCurrentKey(keyName);
-        if (current == null || current.getMaterial() == null) {
-            throw new IOException("the key '" + keyName + "' in " + providerPath + " has no current version to write with"
-                    + " (or this user may not read its material)");
+        if (current == null || System.nanoTime() - readAt >= refreshNanos) { // 0: every time
+            readVersions(false);
         }
-        if (current.getMaterial().length != WRITE_KEY_BYTES) {
-            throw new IOException("version " + current.getVersionName() + " of the key '" + keyName + "' in " + providerPath
-                    + " is " + current.getMaterial().length * 8 + " bits; sealed files are written with 256-bit keys"
-                    + " (Cobblestone-256): roll it with: hadoop key roll " + keyName + " -provider " + providerPath
-                    + " after creating the key with -size 256");
+        GcmStreams streams = byVersion.get(current);
+        if (streams.formatName().equals("Cobblestone-128")) {
+            throw new IOException("version " + current + " of the key '" + keyName + "' in " + providerPath
+                    + " is 128 bits; sealed files are written with 256-bit keys (Cobblestone-256): roll it to a 256-bit"
+                    + " version with: hadoop key roll " + keyName + " -provider " + providerPath
+                    + " (after creating the key with -size 256)");
         }
-        return streams(current);
+        return streams;
     }
 
     /**
      * The version that wrote the file whose first {@link GcmStreams#HEADER_LENGTH} bytes are
-     * {@code header}: tried in the provider's order, then once more after reloading the
-     * provider (a version rolled by another process since this one loaded it).
+     * {@code header}: tried among the versions read, then once more after reading them again
+     * from a new provider (a version rolled by another process since).
      *
      * @throws IOException if no version matches, naming {@code path}, the key and the versions
      *     tried
      */
     synchronized GcmStreams forReading(byte[] header, Path path) throws IOException {
         checkOpen();
-        List<String> tried = new ArrayList<>();
-        GcmStreams found = match(header, tried);
+        if (current == null) {
+            readVersions(false);
+        }
+        GcmStreams found = match(header);
         if (found == null) {
-            KeyProvider reloaded = newProvider(conf, providerPath);
-            KeyProvider old = provider;
-            provider = reloaded;
-            old.close();
-            tried.clear();
-            found = match(header, tried);
+            readVersions(true);
+            found = match(header);
         }
         if (found == null) {
             throw new IOException(path + ": no version of the key '" + keyName + "' in " + providerPath
-                    + " matches the file's key commitment (tried " + (tried.isEmpty() ? "none: the key has no versions" : String.join(", ", tried))
+                    + " matches the file's key commitment (tried " + String.join(", ", byVersion.keySet())
                     + "): the file was written under another key, or it is not a sealed file. No byte of it was decrypted.");
         }
         return found;
     }
 
-    private GcmStreams match(byte[] header, List<String> tried) throws IOException {
-        List<KeyVersion> versions = provider.getKeyVersions(keyName);
-        if (versions == null) {
-            return null;
-        }
-        for (KeyVersion version : versions) {
-            byte[] material = version.getMaterial();
-            if (material == null || (material.length != 16 && material.length != 32)) {
-                continue; // not an AES key: nothing it could have written
-            }
-            tried.add(version.getVersionName());
-            GcmStreams streams = streams(version);
+    private GcmStreams match(byte[] header) {
+        for (GcmStreams streams : byVersion.values()) {
             if (streams.matchesHeader(header)) {
                 return streams;
             }
@@ -165,11 +167,41 @@ final class SealedKeys implements Closeable {
         return null;
     }
 
-    private GcmStreams streams(KeyVersion version) {
-        return byVersion.computeIfAbsent(version.getVersionName(), name -> GcmStreams.builder()
-                .key(version.getMaterial())
-                .parallelism(parallelism)
-                .build());
+    /**
+     * Reads every version and the current one from the provider (from a new provider if
+     * {@code reload}, or if the versions are stale: what another process rolled since).
+     */
+    private void readVersions(boolean reload) throws IOException {
+        if (reload || current != null) {
+            KeyProvider fresh = newProvider(conf, providerPath);
+            KeyProvider old = provider;
+            provider = fresh;
+            old.close();
+        }
+        List<KeyVersion> versions = provider.getKeyVersions(keyName);
+        KeyVersion now = provider.getCurrentKey(keyName);
+        if (now == null || now.getMaterial() == null || versions == null) {
+            throw new IOException("the key '" + keyName + "' in " + providerPath + " has no current version"
+                    + " (or this user may not read its material)");
+        }
+        for (KeyVersion version : versions) {
+            byte[] material = version.getMaterial();
+            if (material != null && (material.length == 16 || material.length == 32)) { // else nothing it could have written
+                byVersion.computeIfAbsent(version.getVersionName(), name -> streams(material));
+            }
+        }
+        byte[] material = now.getMaterial();
+        if (material.length != 16 && material.length != WRITE_KEY_BYTES) {
+            throw new IOException("version " + now.getVersionName() + " of the key '" + keyName + "' in " + providerPath
+                    + " is " + material.length * 8 + " bits, not an AES key: sealed files are written with 256-bit keys");
+        }
+        byVersion.computeIfAbsent(now.getVersionName(), name -> streams(material));
+        current = now.getVersionName();
+        readAt = System.nanoTime();
+    }
+
+    private GcmStreams streams(byte[] material) {
+        return GcmStreams.builder().key(material).parallelism(parallelism).build();
     }
 
     private void checkOpen() throws IOException {

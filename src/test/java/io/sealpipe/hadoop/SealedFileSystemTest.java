@@ -346,6 +346,26 @@ class SealedFileSystemTest {
         v1.destroy();
     }
 
+    @Test
+    void withRefreshZeroARunningFileSystemWritesWithARolledVersionAtOnce() throws IOException {
+        Configuration conf = new Configuration(fixture.conf);
+        conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
+        try (FileSystem sealed = FileSystem.get(java.net.URI.create("sfile:///"), conf)) {
+            write(sealed, fixture.sealedPath("first"), data(10, 1));
+            fixture.rollKey();
+            write(sealed, fixture.sealedPath("second"), data(10, 2));
+        }
+        GcmStreams v1 = currentKey();
+        assertFalse(v1.matchesHeader(stored("first")));
+        assertTrue(v1.matchesHeader(stored("second")));
+        v1.destroy();
+        // The default keeps the versions it read: the instance made before the roll still writes with version 0.
+        write(fs, fixture.sealedPath("third"), data(10, 3));
+        GcmStreams v1again = currentKey();
+        assertFalse(v1again.matchesHeader(stored("third")));
+        v1again.destroy();
+    }
+
     private static byte[] readAll(FileSystem fs, Path path) throws IOException {
         try (FSDataInputStream in = fs.open(path)) {
             return in.readAllBytes();
