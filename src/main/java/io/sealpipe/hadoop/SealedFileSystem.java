@@ -88,6 +88,11 @@ public class SealedFileSystem extends FileSystem {
     public static final String KEY_REFRESH_SECONDS = "sealpipe.fs.key.refresh.seconds";
     /** The default of {@value #KEY_REFRESH_SECONDS}: ten minutes. */
     public static final long DEFAULT_KEY_REFRESH_SECONDS = 600;
+    /**
+     * Compression inside sealed files: only {@code none} (the default) in this version; any other
+     * value fails the file system's initialisation rather than being ignored.
+     */
+    public static final String COMPRESS = "sealpipe.fs.compress";
 
     /**
      * The counter in an open file's {@code IOStatistics} ({@code in.getIOStatistics()}) of the
@@ -140,6 +145,12 @@ public class SealedFileSystem extends FileSystem {
         if (innerScheme.equals(scheme) || (innerClass != null && SealedFileSystem.class.isAssignableFrom(innerClass))) {
             throw new IOException(wrapsKey(scheme) + "=" + innerScheme + " is a sealed scheme itself: a sealed view must"
                     + " wrap a plain file system (file, hdfs, s3a, ...)");
+        }
+        String compress = conf.getTrimmed(COMPRESS, "none");
+        if (!compress.equals("none")) {
+            throw new IOException(COMPRESS + "=" + compress + " is not available: this version of sealpipe stores sealed"
+                    + " files uncompressed only (set it to none, or remove it; to compress, write a compressed format such"
+                    + " as Parquet with Snappy through the sealed scheme)");
         }
         int parallelism = conf.getInt(PARALLELISM, 1);
         if (parallelism < 1 || parallelism > Parallelism.MAX) {

@@ -527,6 +527,10 @@ class SealedFileSystemTest {
         badParallelism.setInt(SealedFileSystem.PARALLELISM, 0);
         assertMessage(badParallelism, "sealpipe.fs.parallelism must be 1..");
 
+        Configuration compress = new Configuration(fixture.conf);
+        compress.set(SealedFileSystem.COMPRESS, "snappy");
+        assertMessage(compress, "sealpipe.fs.compress=snappy is not available");
+
         fixture.createKey("short", 128);
         Configuration shortKey = new Configuration(fixture.conf);
         shortKey.set(SealedFileSystem.KEY_NAME, "short");
