@@ -7,7 +7,9 @@ import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.BlockLocation;
 import org.apache.hadoop.fs.CommonPathCapabilities;
@@ -19,7 +21,6 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsServerDefaults;
 import org.apache.hadoop.fs.FsStatus;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.fs.PathIOException;
 import org.apache.hadoop.fs.impl.PathCapabilitiesSupport;
 import org.apache.hadoop.fs.permission.FsAction;
 import org.apache.hadoop.fs.permission.FsPermission;
@@ -52,9 +53,13 @@ import org.apache.hadoop.util.Progressable;
  * and a whole file can be replaced by another sealed file under the same key (bind files to
  * paths yourself if that matters: a path cannot be bound, since renames must keep files readable).
  *
- * <p>Statuses and listings report the plaintext length, computed from the stored length alone; a
- * file whose stored length no sealed file can have fails with an {@link IOException} naming it.
- * Renames, deletes, directories, permissions, owners and times pass through unchanged.
+ * <p>Statuses and listings report the plaintext length, computed from the stored length alone.
+ * A file whose stored length no sealed file can have (one still being written, or cut short)
+ * is listed with the plaintext its whole sealed chunks hold, so that it exists and its
+ * directory lists while a writer is at work, as in any Hadoop file system; opening it fails
+ * with an {@link IOException} naming it, and so does reading the end of any file that is not
+ * a whole sealed message. Renames, deletes, directories, permissions, owners and times pass
+ * through unchanged.
  * {@code append}, {@code truncate} and {@code concat} are refused with
  * {@link UnsupportedOperationException} (each would have to re-seal the file's final chunk), and
  * so are {@code hflush}/{@code hsync} except at a 16 KiB boundary (see
@@ -79,7 +84,12 @@ public class SealedFileSystem extends FileSystem {
     /** Decrypted 16 KiB chunks an open file keeps for nearby reads (0 to 64); default 8. */
     public static final String CACHE_CHUNKS = "sealpipe.fs.cache.chunks";
 
-    /** The key naming the scheme that {@code scheme} is a sealed view of. */
+    /**
+     * The key naming the scheme that {@code scheme} is a sealed view of.
+     *
+     * @param scheme a sealed scheme, such as {@code sfile}
+     * @return {@code sealpipe.fs.<scheme>.wraps}
+     */
     public static String wrapsKey(String scheme) {
         return "sealpipe.fs." + scheme + ".wraps";
     }
@@ -148,14 +158,20 @@ public class SealedFileSystem extends FileSystem {
         return uri;
     }
 
-    /** The file system this one is a sealed view of (Hadoop's shared instance for its scheme). */
+    /**
+     * The file system this one is a sealed view of.
+     *
+     * @return Hadoop's shared instance for the wrapped scheme and this one's authority
+     */
     public FileSystem getWrappedFileSystem() {
         return inner;
     }
 
     /**
-     * The path in the wrapped file system that holds {@code path}'s stored bytes: the same
-     * authority and path under the wrapped scheme.
+     * The path in the wrapped file system that holds {@code path}'s stored bytes.
+     *
+     * @param path a path of this file system, absolute or relative to its working directory
+     * @return the same authority and path under the wrapped scheme
      */
     public Path toWrapped(Path path) {
         URI u = makeQualified(path).toUri();
@@ -167,18 +183,10 @@ public class SealedFileSystem extends FileSystem {
         return new Path(uri.getScheme(), u.getAuthority(), u.getPath());
     }
 
-    /** The wrapped status with this scheme's path and the plaintext length. */
+    /** The wrapped status with this scheme's path and the plaintext length ({@link #listedLength}). */
     private FileStatus toSealed(FileStatus stored) throws IOException {
         Path path = toSealed(stored.getPath());
-        long length = stored.getLen();
-        if (stored.isFile()) {
-            length = GcmStreams.plaintextLength(stored.getLen());
-            if (length < 0) {
-                throw new PathIOException(path.toString(), "its stored length, " + stored.getLen() + " bytes in "
-                        + stored.getPath() + ", is not the length of any sealed file: it was cut short, is still being"
-                        + " written, or was written without sealpipe");
-            }
-        }
+        long length = stored.isFile() ? listedLength(stored.getLen()) : stored.getLen();
         return new FileStatus(length, stored.isDirectory(), stored.getReplication(), stored.getBlockSize(),
                 stored.getModificationTime(), stored.getAccessTime(), stored.getPermission(), stored.getOwner(),
                 stored.getGroup(), stored.isSymlink() ? stored.getSymlink() : null, path, stored.hasAcl(),
@@ -362,9 +370,10 @@ public class SealedFileSystem extends FileSystem {
     }
 
     /**
-     * The wrapped file system's locations for the stored bytes of {@code [start, start + len)},
-     * with their offsets and lengths turned back into plaintext positions (so that splits made
-     * from them cover the plaintext).
+     * The wrapped file system's locations for the stored bytes that hold plaintext
+     * {@code [start, start + len)}, with their offsets and lengths turned back into plaintext
+     * positions (so that splits made from them cover the plaintext): see {@link #storedRange}
+     * and {@link #toPlaintext}.
      */
     @Override
     public BlockLocation[] getFileBlockLocations(FileStatus file, long start, long len) throws IOException {
@@ -378,20 +387,56 @@ public class SealedFileSystem extends FileSystem {
         if (plainLength <= start) {
             return new BlockLocation[0];
         }
-        long storedStart = storedOffset(start);
-        long storedEnd = storedOffset(Math.min(plainLength, start + len));
-        BlockLocation[] stored = inner.getFileBlockLocations(toWrapped(file.getPath()), storedStart,
-                Math.max(1, storedEnd - storedStart));
-        if (stored == null) {
-            return null;
-        }
+        long[] range = storedRange(start, len, plainLength);
+        BlockLocation[] stored = inner.getFileBlockLocations(toWrapped(file.getPath()), range[0], range[1] - range[0]);
+        return stored == null ? null : toPlaintext(stored, plainLength);
+    }
+
+    /**
+     * The stored bytes {@code {from, to}} that hold plaintext {@code [start, start + len)} of a
+     * file of {@code plainLength} bytes ({@code start < plainLength}): from the start of the chunk
+     * holding {@code start} to the end of the chunk holding the range's last byte, its tag
+     * included (for {@code len} 0, the chunk holding {@code start}).
+     */
+    static long[] storedRange(long start, long len, long plainLength) {
+        long end = len >= plainLength - start ? plainLength : start + len;
+        long last = Math.max(start, end - 1);
+        long to = Math.min(storedOffset(last) + SEALED_CHUNK, GcmStreams.ciphertextLength(plainLength));
+        return new long[] {storedOffset(start), to};
+    }
+
+    /**
+     * The locations of stored blocks as plaintext ones: each block's offset and length become
+     * the plaintext its stored bytes hold (a chunk's bytes count where they are, its tag as the
+     * chunk's end), so that consecutive blocks stay back to back. A block that holds no plaintext
+     * (only the final chunk's tag) is left out. Changes and returns the blocks given.
+     */
+    static BlockLocation[] toPlaintext(BlockLocation[] stored, long plainLength) {
+        List<BlockLocation> plain = new ArrayList<>(stored.length);
         for (BlockLocation block : stored) {
             long from = plainOffset(block.getOffset(), plainLength);
             long to = plainOffset(block.getOffset() + block.getLength(), plainLength);
-            block.setOffset(from);
-            block.setLength(to - from);
+            if (to > from) {
+                block.setOffset(from);
+                block.setLength(to - from);
+                plain.add(block);
+            }
         }
-        return stored;
+        return plain.toArray(new BlockLocation[0]);
+    }
+
+    /**
+     * The plaintext length a status reports for a file of {@code stored} bytes: a sealed file's,
+     * or for a length that no sealed file has, the bytes its whole sealed chunks hold. Such a
+     * file is still being written (it has the header and the chunks passed on so far) or was cut
+     * short: it exists and lists as any file does, and open refuses it.
+     */
+    static long listedLength(long stored) {
+        long length = GcmStreams.plaintextLength(stored);
+        if (length >= 0) {
+            return length;
+        }
+        return stored <= GcmStreams.HEADER_LENGTH ? 0 : (stored - GcmStreams.HEADER_LENGTH) / SEALED_CHUNK * CHUNK;
     }
 
     /** Where the chunk holding plaintext byte {@code plain} starts in the stored file. */
