@@ -7,7 +7,9 @@ import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.BlockLocation;
 import org.apache.hadoop.fs.CommonPathCapabilities;
@@ -55,8 +57,11 @@ import org.apache.hadoop.util.Progressable;
  * paths yourself if that matters: a path cannot be bound, since renames must keep files readable).
  *
  * <p>Statuses and listings report the plaintext length, computed from the stored length alone; a
- * file whose stored length no sealed file can have fails with an {@link IOException} naming it.
- * Renames, deletes, directories, permissions, owners and times pass through unchanged.
+ * file whose stored length no sealed file can have fails them with an {@link IOException} naming
+ * it. That includes a file still being written: it has no length until {@code close()} has
+ * sealed it (Hadoop's own file systems show it from {@code create} on), so {@code exists},
+ * {@code getFileStatus} and a listing of its directory fail while a writer is at work. Renames,
+ * deletes, directories, permissions, owners and times pass through unchanged.
  * {@code append}, {@code truncate} and {@code concat} are refused with
  * {@link UnsupportedOperationException} (each would have to re-seal the file's final chunk), and
  * so are {@code hflush}/{@code hsync} except at a 16 KiB boundary (see
@@ -214,8 +219,8 @@ public class SealedFileSystem extends FileSystem {
             length = GcmStreams.plaintextLength(stored.getLen());
             if (length < 0) {
                 throw new PathIOException(path.toString(), "its stored length, " + stored.getLen() + " bytes in "
-                        + stored.getPath() + ", is not the length of any sealed file: it was cut short, is still being"
-                        + " written, or was written without sealpipe");
+                        + stored.getPath() + ", is not the length of any sealed file: it is still being written (a"
+                        + " sealed file has a length once closed), was cut short, or was written without sealpipe");
             }
         }
         return new FileStatus(length, stored.isDirectory(), stored.getReplication(), stored.getBlockSize(),
@@ -401,9 +406,10 @@ public class SealedFileSystem extends FileSystem {
     }
 
     /**
-     * The wrapped file system's locations for the stored bytes of {@code [start, start + len)},
-     * with their offsets and lengths turned back into plaintext positions (so that splits made
-     * from them cover the plaintext).
+     * The wrapped file system's locations for the stored bytes that hold plaintext
+     * {@code [start, start + len)}, with their offsets and lengths turned back into plaintext
+     * positions (so that splits made from them cover the plaintext): see {@link #storedRange}
+     * and {@link #toPlaintext}.
      */
     @Override
     public BlockLocation[] getFileBlockLocations(FileStatus file, long start, long len) throws IOException {
@@ -417,20 +423,42 @@ public class SealedFileSystem extends FileSystem {
         if (plainLength <= start) {
             return new BlockLocation[0];
         }
-        long storedStart = storedOffset(start);
-        long storedEnd = storedOffset(Math.min(plainLength, start + len));
-        BlockLocation[] stored = inner.getFileBlockLocations(toWrapped(file.getPath()), storedStart,
-                Math.max(1, storedEnd - storedStart));
-        if (stored == null) {
-            return null;
-        }
+        long[] range = storedRange(start, len, plainLength);
+        BlockLocation[] stored = inner.getFileBlockLocations(toWrapped(file.getPath()), range[0], range[1] - range[0]);
+        return stored == null ? null : toPlaintext(stored, plainLength);
+    }
+
+    /**
+     * The stored bytes {@code {from, to}} that hold plaintext {@code [start, start + len)} of a
+     * file of {@code plainLength} bytes ({@code start < plainLength}): from the start of the chunk
+     * holding {@code start} to the end of the chunk holding the range's last byte, its tag
+     * included (for {@code len} 0, the chunk holding {@code start}).
+     */
+    static long[] storedRange(long start, long len, long plainLength) {
+        long end = len >= plainLength - start ? plainLength : start + len;
+        long last = Math.max(start, end - 1);
+        long to = Math.min(storedOffset(last) + SEALED_CHUNK, GcmStreams.ciphertextLength(plainLength));
+        return new long[] {storedOffset(start), to};
+    }
+
+    /**
+     * The locations of stored blocks as plaintext ones: each block's offset and length become
+     * the plaintext its stored bytes hold (a chunk's bytes count where they are, its tag as the
+     * chunk's end), so that consecutive blocks stay back to back. A block that holds no plaintext
+     * (only the final chunk's tag) is left out. Changes and returns the blocks given.
+     */
+    static BlockLocation[] toPlaintext(BlockLocation[] stored, long plainLength) {
+        List<BlockLocation> plain = new ArrayList<>(stored.length);
         for (BlockLocation block : stored) {
             long from = plainOffset(block.getOffset(), plainLength);
             long to = plainOffset(block.getOffset() + block.getLength(), plainLength);
-            block.setOffset(from);
-            block.setLength(to - from);
+            if (to > from) {
+                block.setOffset(from);
+                block.setLength(to - from);
+                plain.add(block);
+            }
         }
-        return stored;
+        return plain.toArray(new BlockLocation[0]);
     }
 
     /** Where the chunk holding plaintext byte {@code plain} starts in the stored file. */

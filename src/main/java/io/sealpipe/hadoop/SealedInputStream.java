@@ -75,8 +75,8 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
             long length = GcmStreams.plaintextLength(storedLength);
             if (length < 0) {
                 throw new IOException(path + ": its stored length, " + storedLength + " bytes, is not the length of any sealed"
-                        + " file (a Cobblestone message has at least 72 bytes, and 56 + 16400 * n + 16 or more): it was cut"
-                        + " short, or written without sealpipe");
+                        + " file (a Cobblestone message has at least 72 bytes, and 56 + 16400 * n + 16 or more): it is still"
+                        + " being written, was cut short, or was written without sealpipe");
             }
             byte[] header = new byte[GcmStreams.HEADER_LENGTH];
             in.readFully(0, header); // the channel reads it again by seek and read: the two are cached alike

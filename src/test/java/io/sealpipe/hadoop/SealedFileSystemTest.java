@@ -28,13 +28,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.crypto.key.KeyProvider;
+import org.apache.hadoop.fs.BlockLocation;
 import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.fs.PathIOException;
 import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.junit.jupiter.api.AfterEach;
@@ -433,13 +433,13 @@ class SealedFileSystemTest {
             StreamAuthenticationException e = assertThrows(StreamAuthenticationException.class, in::readAllBytes);
             assertEquals(3, e.chunk());
         }
-        // Cut after a whole chunk: no message has this length.
+        // Cut after a whole chunk: no message has this length. It lists with its whole chunks'
+        // plaintext (as a file being written does), and open refuses it.
         replaceStored("cut", Arrays.copyOf(stored, GcmStreams.HEADER_LENGTH + 2 * (CHUNK + 16)));
-        PathIOException status = assertThrows(PathIOException.class, () -> fs.getFileStatus(path));
-        assertTrue(status.getMessage().contains("is not the length of any sealed file"), status.getMessage());
-        assertThrows(PathIOException.class, () -> fs.listStatus(fixture.sealedPath("")));
+        assertEquals(2 * CHUNK, fs.getFileStatus(path).getLen());
+        assertEquals(2 * CHUNK, fs.listStatus(path)[0].getLen());
         IOException open = assertThrows(IOException.class, () -> fs.open(path));
-        assertTrue(open.getMessage().contains("cut short"), open.getMessage());
+        assertTrue(open.getMessage().contains(path.toString()) && open.getMessage().contains("cut short"), open.getMessage());
         // Shorter than a header.
         replaceStored("cut", Arrays.copyOf(stored, 10));
         assertThrows(IOException.class, () -> fs.open(path));
@@ -474,6 +474,80 @@ class SealedFileSystemTest {
                 assertThrows(StreamAuthenticationException.class, in::readAllBytes);
             }
         }
+    }
+
+    /**
+     * A file being written has no status until it is closed (its stored length is no sealed
+     * file's: the header and the chunks passed on so far), and cannot be opened; once closed it
+     * has its length and reads.
+     */
+    @Test
+    void aFileBeingWrittenHasNoStatusUntilClosed() throws IOException {
+        Path path = fixture.sealedPath("f");
+        byte[] plain = data(2 * CHUNK + 5, 2);
+        try (FSDataOutputStream out = fs.create(path, false)) {
+            out.write(plain, 0, 2 * CHUNK);
+            out.hflush(); // at a chunk boundary: the header and two sealed chunks go to the file
+            PathIOException status = assertThrows(PathIOException.class, () -> fs.getFileStatus(path));
+            assertTrue(status.getMessage().contains("still being written"), status.getMessage());
+            IOException open = assertThrows(IOException.class, () -> readAll(fs, path));
+            assertTrue(open.getMessage().contains(path.toString()), open.getMessage());
+            out.write(plain, 2 * CHUNK, 5);
+        }
+        assertEquals(plain.length, fs.getFileStatus(path).getLen());
+        assertArrayEquals(plain, readAll(fs, path));
+    }
+
+    /**
+     * Block locations (HDFS's, in 1 MiB blocks) come back as the plaintext each stored block
+     * holds, back to back from 0 to the end: also the block that holds only the end of a final
+     * chunk that began in the block before, which a range ending at the start of the final chunk
+     * missed. A block holding nothing but the final tag holds no plaintext and is left out.
+     */
+    @Test
+    void blockLocationsCoverThePlaintextOfEveryStoredBlock() {
+        long block = 1 << 20;
+        int sealedChunk = CHUNK + 16;
+        long inFirst = block - GcmStreams.HEADER_LENGTH - 63L * sealedChunk; // of chunk 63: 15,320 bytes
+
+        long across = 63L * CHUNK + 15_500; // the final chunk: 15,320 bytes in block 0, 180 and the tag in block 1
+        long stored = GcmStreams.ciphertextLength(across);
+        assertArrayEquals(new long[] {GcmStreams.HEADER_LENGTH, stored}, SealedFileSystem.storedRange(0, across, across),
+                "the whole file: to its final tag");
+        assertArrayEquals(new long[] {GcmStreams.HEADER_LENGTH, stored},
+                SealedFileSystem.storedRange(0, Long.MAX_VALUE, across), "no overflow");
+        BlockLocation[] blocks = SealedFileSystem.toPlaintext(blocks(block, stored), across);
+        assertEquals(2, blocks.length);
+        assertEquals(0, blocks[0].getOffset());
+        assertEquals(63L * CHUNK + inFirst, blocks[0].getLength());
+        assertEquals(63L * CHUNK + inFirst, blocks[1].getOffset());
+        assertEquals(across, blocks[1].getOffset() + blocks[1].getLength());
+
+        long tagOnly = 63L * CHUNK + inFirst - 15; // block 1 holds one byte: the final tag's last
+        assertEquals(block + 1, GcmStreams.ciphertextLength(tagOnly));
+        BlockLocation[] one = SealedFileSystem.toPlaintext(blocks(block, block + 1), tagOnly);
+        assertEquals(1, one.length, "the tag's block holds no plaintext");
+        assertEquals(tagOnly, one[0].getLength());
+
+        // Ranges inside: from the chunk holding the start to the end of the chunk holding the last byte.
+        long h = GcmStreams.HEADER_LENGTH;
+        assertArrayEquals(new long[] {h + 2L * sealedChunk, h + 4L * sealedChunk},
+                SealedFileSystem.storedRange(2L * CHUNK + 5, CHUNK + 100, across));
+        assertArrayEquals(new long[] {h + 2L * sealedChunk, h + 3L * sealedChunk},
+                SealedFileSystem.storedRange(2L * CHUNK + 5, CHUNK - 5, across), "ends at the chunk's end");
+        assertArrayEquals(new long[] {h + 2L * sealedChunk, h + 3L * sealedChunk},
+                SealedFileSystem.storedRange(2L * CHUNK + 5, 0, across), "len 0: the chunk holding start");
+        assertArrayEquals(new long[] {h, h + sealedChunk}, SealedFileSystem.storedRange(0, CHUNK, CHUNK),
+                "a file of one whole chunk: not its final empty chunk, which holds no plaintext");
+    }
+
+    /** Stored blocks of {@code size} bytes over a file of {@code length} bytes. */
+    private static BlockLocation[] blocks(long size, long length) {
+        List<BlockLocation> blocks = new ArrayList<>();
+        for (long offset = 0; offset < length; offset += size) {
+            blocks.add(new BlockLocation(new String[] {"dn:9866"}, new String[] {"dn"}, offset, Math.min(size, length - offset)));
+        }
+        return blocks.toArray(new BlockLocation[0]);
     }
 
     @Test
