@@ -41,6 +41,7 @@ import org.apache.hadoop.util.Progressable;
  * sealpipe.fs.parallelism       = 1                          (threads per written file)
  * sealpipe.fs.cache.chunks      = 8                          (decrypted 16 KiB chunks kept per open file)
  * sealpipe.fs.key.refresh.seconds = 600                      (how long key versions are kept)
+ * sealpipe.fs.downgrade.syncable.exceptions = false          (true: partial-chunk hflush only flushes)
  * </pre>
  *
  * <p>What is protected: a file's content, against reading and against any change. Each file has
@@ -58,9 +59,12 @@ import org.apache.hadoop.util.Progressable;
  *
  * <p>Statuses and listings report the plaintext length, computed from the stored length alone; a
  * file whose stored length no sealed file can have fails them with an {@link IOException} naming
- * it. That includes a file still being written: it has no length until {@code close()} has
- * sealed it (Hadoop's own file systems show it from {@code create} on), so {@code exists},
- * {@code getFileStatus} and a listing of its directory fail while a writer is at work. Renames,
+ * it. That usually includes a file still being written: until {@code close()} has sealed it, its
+ * stored length is whatever the wrapped stream has passed on (Hadoop's own file systems show it
+ * from {@code create} on), so {@code exists}, {@code getFileStatus} and a listing of its
+ * directory fail while a writer is at work, or, where that length happens to be one a sealed
+ * file can have, it lists and reading it fails as truncated: it is never read before it is
+ * closed. Renames,
  * deletes, directories, permissions, owners and times pass through unchanged.
  * {@code append}, {@code truncate} and {@code concat} are refused with
  * {@link UnsupportedOperationException} (each would have to re-seal the file's final chunk), and
@@ -98,6 +102,15 @@ public class SealedFileSystem extends FileSystem {
      * value fails the file system's initialisation rather than being ignored.
      */
     public static final String COMPRESS = "sealpipe.fs.compress";
+    /**
+     * When true, {@code hflush()} and {@code hsync()} away from a 16 KiB boundary flush the whole
+     * chunks written so far (and the wrapped stream) instead of throwing
+     * {@link UnsupportedOperationException}, and the first such call in the JVM logs a warning;
+     * default false. For writers that call them only before {@code close()}, such as Parquet 1.14
+     * and 1.15 (Spark 4.0); never for a log that must survive a crash (HBase, Spark's event log).
+     * Named after S3A's {@code fs.s3a.downgrade.syncable.exceptions}.
+     */
+    public static final String DOWNGRADE_SYNCABLE_EXCEPTIONS = "sealpipe.fs.downgrade.syncable.exceptions";
 
     /**
      * The counter in an open file's {@code IOStatistics} ({@code in.getIOStatistics()}) of the
@@ -121,6 +134,7 @@ public class SealedFileSystem extends FileSystem {
     private FileSystem inner;
     private SealedKeys keys;
     private int cachedChunks;
+    private boolean downgradeSyncable;
     private volatile Path workingDirectory;
 
     /** The constructor Hadoop calls (then {@link #initialize}). */
@@ -172,6 +186,11 @@ public class SealedFileSystem extends FileSystem {
         } catch (URISyntaxException e) {
             throw new IOException("cannot make the URIs of " + name + " and its wrapped file system: " + e.getMessage(), e);
         }
+        String downgrade = conf.getTrimmed(DOWNGRADE_SYNCABLE_EXCEPTIONS, "false");
+        if (!downgrade.equalsIgnoreCase("true") && !downgrade.equalsIgnoreCase("false")) {
+            throw new IllegalArgumentException(DOWNGRADE_SYNCABLE_EXCEPTIONS + " must be true or false, not " + downgrade);
+        }
+        downgradeSyncable = Boolean.parseBoolean(downgrade);
         keys = SealedKeys.load(conf, parallelism);
         workingDirectory = toSealed(inner.getWorkingDirectory());
     }
@@ -273,7 +292,7 @@ public class SealedFileSystem extends FileSystem {
     private FSDataOutputStream sealed(Path f, GcmStreams key, FSDataOutputStream stored) throws IOException {
         statistics.incrementWriteOps(1);
         try {
-            return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), stored, key), statistics);
+            return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), stored, key, downgradeSyncable), statistics);
         } catch (RuntimeException e) {
             stored.close();
             throw e;

@@ -4,11 +4,14 @@ import io.sealpipe.GcmOutputStream;
 import io.sealpipe.GcmStreams;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.hadoop.fs.Abortable;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.fs.Syncable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Writes one sealed file: a {@link GcmOutputStream} over the wrapped file system's stream.
@@ -20,20 +23,27 @@ import org.apache.hadoop.fs.Syncable;
  * wrapped stream, but only at a chunk boundary (a multiple of 16 KiB written): a partial chunk
  * can only be sealed as the final one, by {@code close()}. Elsewhere they throw
  * {@link UnsupportedOperationException}, and {@link #hasCapability} answers false for both, as
- * it should for a stream that cannot always make written data visible. Not thread-safe, as
- * Hadoop's output streams are not.
+ * it should for a stream that cannot always make written data visible. With
+ * {@link SealedFileSystem#DOWNGRADE_SYNCABLE_EXCEPTIONS} set they instead pass on the whole chunks
+ * and flush the wrapped stream, and the first such call in the JVM logs a warning (as S3A does
+ * with its own {@code fs.s3a.downgrade.syncable.exceptions}). Not thread-safe, as Hadoop's output
+ * streams are not.
  */
 final class SealedOutputStream extends OutputStream implements Syncable, StreamCapabilities, Abortable {
     private static final int CHUNK_SIZE = 16 * 1024;
+    private static final Logger LOG = LoggerFactory.getLogger(SealedOutputStream.class);
+    private static final AtomicBoolean WARNED = new AtomicBoolean();
 
     private final Path path;
     private final FSDataOutputStream out;
     private final GcmOutputStream gcm;
+    private final boolean downgradeSyncable;
 
-    SealedOutputStream(Path path, FSDataOutputStream out, GcmStreams keys) {
+    SealedOutputStream(Path path, FSDataOutputStream out, GcmStreams keys, boolean downgradeSyncable) {
         this.path = path;
         this.out = out;
         this.gcm = keys.encrypt(out);
+        this.downgradeSyncable = downgradeSyncable;
     }
 
     @Override
@@ -54,25 +64,48 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
 
     @Override
     public void hflush() throws IOException {
-        wholeChunksOnly("hflush");
-        gcm.flush();
-        out.hflush();
+        if (atChunkBoundary("hflush")) {
+            gcm.flush();
+            out.hflush();
+        } else {
+            gcm.flush();
+            out.flush();
+        }
     }
 
     @Override
     public void hsync() throws IOException {
-        wholeChunksOnly("hsync");
-        gcm.flush();
-        out.hsync();
+        if (atChunkBoundary("hsync")) {
+            gcm.flush();
+            out.hsync();
+        } else {
+            gcm.flush();
+            out.flush();
+        }
     }
 
-    private void wholeChunksOnly(String operation) {
+    /**
+     * True at a chunk boundary; elsewhere throws, or with the downgrade set warns (once per JVM)
+     * and answers false.
+     */
+    private boolean atChunkBoundary(String operation) {
         long written = gcm.plaintextWritten();
-        if (written % CHUNK_SIZE != 0) {
-            throw new UnsupportedOperationException(operation + " of " + path + " at byte " + written + ": a sealed file is"
-                    + " sealed in 16 KiB chunks and only close() may seal a partial chunk (the final one), so written data"
-                    + " can only be passed on at a multiple of 16384 bytes; and no reader accepts the file before it is closed");
+        if (written % CHUNK_SIZE == 0) {
+            return true;
         }
+        String reason = operation + " of " + path + " at byte " + written + ": a sealed file is sealed in 16 KiB chunks"
+                + " and only close() may seal a partial chunk (the final one), so written data can only be passed on at a"
+                + " multiple of 16384 bytes; and no reader accepts the file before it is closed";
+        if (!downgradeSyncable) {
+            throw new UnsupportedOperationException(reason + ". If the caller only flushes before close() (Parquet 1.14"
+                    + " and 1.15, as in Spark 4.0, call hflush() in close()), set "
+                    + SealedFileSystem.DOWNGRADE_SYNCABLE_EXCEPTIONS + "=true to make such calls a flush of the whole chunks");
+        }
+        if (WARNED.compareAndSet(false, true)) {
+            LOG.warn("{}. Only the whole chunks were flushed, since {}=true; this warning is logged once", reason,
+                    SealedFileSystem.DOWNGRADE_SYNCABLE_EXCEPTIONS);
+        }
+        return false;
     }
 
     /** False for hflush and hsync (they work at chunk boundaries only) and for everything else. */

@@ -35,6 +35,7 @@ import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.PathIOException;
 import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.junit.jupiter.api.AfterEach;
@@ -433,11 +434,12 @@ class SealedFileSystemTest {
             StreamAuthenticationException e = assertThrows(StreamAuthenticationException.class, in::readAllBytes);
             assertEquals(3, e.chunk());
         }
-        // Cut after a whole chunk: no message has this length. It lists with its whole chunks'
-        // plaintext (as a file being written does), and open refuses it.
+        // Cut after a whole chunk: no message has this length, so there is no status, no listing
+        // of it, and open refuses it.
         replaceStored("cut", Arrays.copyOf(stored, GcmStreams.HEADER_LENGTH + 2 * (CHUNK + 16)));
-        assertEquals(2 * CHUNK, fs.getFileStatus(path).getLen());
-        assertEquals(2 * CHUNK, fs.listStatus(path)[0].getLen());
+        PathIOException status = assertThrows(PathIOException.class, () -> fs.getFileStatus(path));
+        assertTrue(status.getMessage().contains("cut short"), status.getMessage());
+        assertThrows(PathIOException.class, () -> fs.listStatus(path));
         IOException open = assertThrows(IOException.class, () -> fs.open(path));
         assertTrue(open.getMessage().contains(path.toString()) && open.getMessage().contains("cut short"), open.getMessage());
         // Shorter than a header.
@@ -477,25 +479,49 @@ class SealedFileSystemTest {
     }
 
     /**
-     * A file being written has no status until it is closed (its stored length is no sealed
-     * file's: the header and the chunks passed on so far), and cannot be opened; once closed it
-     * has its length and reads.
+     * A file being written is never read before it is closed. Where the wrapped stream has passed
+     * on exactly what the sealed one gave it (the raw local file system, after an hflush at a chunk
+     * boundary: the header and two sealed chunks) the stored length is no sealed file's, so there
+     * is no status and open fails. Where it has passed on some other part (Hadoop's checksummed
+     * local file system keeps a partial buffer back) the length may look like a sealed file's, and
+     * the read fails as truncated. Once closed the file has its length and reads.
      */
     @Test
-    void aFileBeingWrittenHasNoStatusUntilClosed() throws IOException {
-        Path path = fixture.sealedPath("f");
+    void aFileBeingWrittenIsNotReadUntilClosed() throws IOException {
         byte[] plain = data(2 * CHUNK + 5, 2);
+        try (FileSystem raw = FileSystem.get(java.net.URI.create("sfile:///"), rawLocal())) {
+            Path path = fixture.sealedPath("raw");
+            try (FSDataOutputStream out = raw.create(path, false)) {
+                out.write(plain, 0, 2 * CHUNK);
+                out.hflush(); // at a chunk boundary
+                assertEquals(GcmStreams.HEADER_LENGTH + 2 * (CHUNK + 16), Files.size(dir.resolve("raw")));
+                PathIOException status = assertThrows(PathIOException.class, () -> raw.getFileStatus(path));
+                assertTrue(status.getMessage().contains("still being written"), status.getMessage());
+                assertThrows(PathIOException.class, () -> raw.listStatus(fixture.sealedPath("")));
+                IOException open = assertThrows(IOException.class, () -> readAll(raw, path));
+                assertTrue(open.getMessage().contains(path.toString()), open.getMessage());
+                out.write(plain, 2 * CHUNK, 5);
+            }
+            assertEquals(plain.length, raw.getFileStatus(path).getLen());
+            assertArrayEquals(plain, readAll(raw, path));
+        }
+
+        Path path = fixture.sealedPath("checksummed");
         try (FSDataOutputStream out = fs.create(path, false)) {
             out.write(plain, 0, 2 * CHUNK);
-            out.hflush(); // at a chunk boundary: the header and two sealed chunks go to the file
-            PathIOException status = assertThrows(PathIOException.class, () -> fs.getFileStatus(path));
-            assertTrue(status.getMessage().contains("still being written"), status.getMessage());
-            IOException open = assertThrows(IOException.class, () -> readAll(fs, path));
-            assertTrue(open.getMessage().contains(path.toString()), open.getMessage());
+            out.hflush();
+            assertThrows(IOException.class, () -> readAll(fs, path));
             out.write(plain, 2 * CHUNK, 5);
         }
-        assertEquals(plain.length, fs.getFileStatus(path).getLen());
         assertArrayEquals(plain, readAll(fs, path));
+    }
+
+    /** The test's configuration on Hadoop's raw local file system (no checksums, no buffer kept back). */
+    private Configuration rawLocal() {
+        Configuration raw = new Configuration(fixture.conf);
+        raw.set("fs.file.impl", org.apache.hadoop.fs.RawLocalFileSystem.class.getName());
+        raw.setBoolean("fs.file.impl.disable.cache", true);
+        return raw;
     }
 
     /**
@@ -573,6 +599,37 @@ class SealedFileSystemTest {
             assertTrue(partial.getMessage().contains("at byte " + (2 * CHUNK + 1)), partial.getMessage());
         }
         assertArrayEquals(plain, readAll(fs, fixture.sealedPath("flushed")));
+    }
+
+    @Test
+    void partialChunkFlushesNameTheDowngradeAndWithItFlushWholeChunksOnly() throws IOException {
+        byte[] plain = data(3 * CHUNK + 7, 3);
+        try (FSDataOutputStream out = fs.create(fixture.sealedPath("refused"))) {
+            out.write(plain, 0, CHUNK + 1);
+            UnsupportedOperationException refused = assertThrows(UnsupportedOperationException.class, out::hsync);
+            assertTrue(refused.getMessage().contains(SealedFileSystem.DOWNGRADE_SYNCABLE_EXCEPTIONS + "=true"),
+                    refused.getMessage());
+        }
+
+        Configuration downgrade = rawLocal();
+        downgrade.setBoolean(SealedFileSystem.DOWNGRADE_SYNCABLE_EXCEPTIONS, true);
+        try (FileSystem lenient = FileSystem.get(java.net.URI.create("sfile:///"), downgrade)) {
+            Path path = fixture.sealedPath("downgraded");
+            try (FSDataOutputStream out = lenient.create(path)) {
+                out.write(plain, 0, 2 * CHUNK + 100);
+                out.hflush(); // the header and two whole chunks reach the file; the partial one stays
+                assertEquals(GcmStreams.HEADER_LENGTH + 2 * (CHUNK + 16), Files.size(dir.resolve("downgraded")));
+                out.write(plain, 2 * CHUNK + 100, CHUNK - 100);
+                out.hsync(); // at a boundary: the real hsync
+                out.write(plain, 3 * CHUNK, 7);
+                out.hsync();
+            }
+            assertArrayEquals(plain, readAll(lenient, path));
+        }
+
+        Configuration typo = new Configuration(fixture.conf);
+        typo.set(SealedFileSystem.DOWNGRADE_SYNCABLE_EXCEPTIONS, "yes");
+        assertMessage(typo, "must be true or false, not yes");
     }
 
     @Test
