@@ -51,7 +51,9 @@ import org.apache.hadoop.util.Progressable;
  * matches) and new files use the current version (as of the last time the file system asked
  * the provider: see {@link #KEY_REFRESH_SECONDS}). A read authenticates every chunk it returns
  * bytes from; a modified, truncated, extended or reordered file fails on the chunk concerned
- * with a {@link io.sealpipe.StreamAuthenticationException} naming the path. What is not: names,
+ * with a {@link io.sealpipe.StreamAuthenticationException} naming the path, or, where its stored
+ * length is no sealed file's, at {@code open} and in its status with an {@link IOException}
+ * saying so (a modified header fails {@code open} as matching no key version). What is not: names,
  * directory structure, sizes (plaintext = stored - 56 - 16 per 16 KiB, see
  * {@link GcmStreams#plaintextLength}), times, owners and permissions pass through as they are;
  * and a whole file can be replaced by another sealed file under the same key (bind files to
@@ -145,7 +147,8 @@ public class SealedFileSystem extends FileSystem {
      * Finds the wrapped file system and the key.
      *
      * @throws IOException if {@code sealpipe.fs.<scheme>.wraps} or the key settings are missing
-     *     or wrong, or a setting is out of range
+     *     or wrong, or compression is asked for
+     * @throws IllegalArgumentException if a number or flag setting is out of range or malformed
      */
     @Override
     public void initialize(URI name, Configuration conf) throws IOException {

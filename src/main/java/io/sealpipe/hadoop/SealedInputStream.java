@@ -157,6 +157,7 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
     @Override
     public synchronized int read(byte[] b, int off, int len) throws IOException {
         validatePositionedReadArgs(0, b, off, len);
+        checkOpen();
         if (len == 0) {
             return 0;
         }
@@ -177,10 +178,10 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
     @Override
     public int read(long position, byte[] buffer, int offset, int len) throws IOException {
         validatePositionedReadArgs(position, buffer, offset, len);
+        checkOpen();
         if (len == 0) {
             return 0;
         }
-        checkOpen();
         try {
             return counted(channel.read(position, buffer, offset, len));
         } catch (StreamAuthenticationException e) {

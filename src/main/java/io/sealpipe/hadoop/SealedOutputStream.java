@@ -108,10 +108,14 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
         return false;
     }
 
-    /** False for hflush and hsync (they work at chunk boundaries only) and for everything else. */
+    /**
+     * False for hflush and hsync (they work at chunk boundaries only); {@code abort()}'s
+     * capability only where the wrapped stream has it, since only then does an aborted file leave
+     * nothing behind (elsewhere it leaves a file that every reader rejects); false for the rest.
+     */
     @Override
     public boolean hasCapability(String capability) {
-        return false;
+        return StreamCapabilities.ABORTABLE_STREAM.equals(capability) && out.hasCapability(capability);
     }
 
     /** Seals the message and closes the wrapped stream. */

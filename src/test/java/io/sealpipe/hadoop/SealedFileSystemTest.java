@@ -448,11 +448,27 @@ class SealedFileSystemTest {
     }
 
     @Test
+    void aClosedStreamRefusesEveryReadEvenOfNothing() throws IOException {
+        Path path = fixture.sealedPath("closed");
+        write(fs, path, data(100, 4));
+        FSDataInputStream in = fs.open(path);
+        in.close();
+        byte[] b = new byte[10];
+        assertThrows(IOException.class, () -> in.read(b, 0, 0));
+        assertThrows(IOException.class, () -> in.read(5, b, 0, 0));
+        assertThrows(IOException.class, () -> in.read(5, b, 0, 1));
+        assertThrows(IOException.class, in::read);
+    }
+
+    @Test
     void anAbortedOrFailedWriterLeavesAFileEveryReaderRejects() throws IOException {
         Path aborted = fixture.sealedPath("aborted");
         FSDataOutputStream out = fs.create(aborted);
         out.write(data(3 * CHUNK + 50, 1));
         out.flush();
+        // Over the local file system an aborted file stays behind (rejected), so the capability,
+        // which promises that nothing does, is not claimed.
+        assertFalse(out.hasCapability(StreamCapabilities.ABORTABLE_STREAM));
         out.abort();
         out.close(); // does nothing after abort
         assertRejected(aborted);
@@ -510,7 +526,9 @@ class SealedFileSystemTest {
         try (FSDataOutputStream out = fs.create(path, false)) {
             out.write(plain, 0, 2 * CHUNK);
             out.hflush();
-            assertThrows(IOException.class, () -> readAll(fs, path));
+            IOException early = assertThrows(IOException.class, () -> readAll(fs, path));
+            assertTrue(early instanceof StreamAuthenticationException || early.getMessage().contains("still being written"),
+                    early.toString());
             out.write(plain, 2 * CHUNK, 5);
         }
         assertArrayEquals(plain, readAll(fs, path));

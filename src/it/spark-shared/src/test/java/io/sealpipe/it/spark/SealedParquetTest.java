@@ -83,7 +83,7 @@ class SealedParquetTest {
             assertFalse(Arrays.equals(PARQUET_MAGIC, Arrays.copyOf(stored, 4)), part + " is stored in the clear");
             byte[] parquet = open(stored);
             assertArrayEquals(PARQUET_MAGIC, Arrays.copyOf(parquet, 4), part + " opens to a Parquet file");
-            assertArrayEquals(PARQUET_MAGIC, Arrays.copyOfRange(parquet, parquet.length - 4, parquet.length), part);
+            assertArrayEquals(PARQUET_MAGIC, Arrays.copyOfRange(parquet, parquet.length - 4, parquet.length), part.toString());
             plaintext += parquet.length;
         }
 
