@@ -1,13 +1,14 @@
 package io.sealpipe;
 
-import static io.sealpipe.SnappyFraming.BLOCK_SIZE;
-import static io.sealpipe.SnappyFraming.CHUNK_HEADER;
-import static io.sealpipe.SnappyFraming.COMPRESSED;
-import static io.sealpipe.SnappyFraming.CRC_LENGTH;
-import static io.sealpipe.SnappyFraming.MAX_BODY;
-import static io.sealpipe.SnappyFraming.STREAM_HEADER;
-import static io.sealpipe.SnappyFraming.STREAM_IDENTIFIER;
-import static io.sealpipe.SnappyFraming.UNCOMPRESSED;
+import io.sealpipe.internal.SnappyFraming;
+import static io.sealpipe.internal.SnappyFraming.BLOCK_SIZE;
+import static io.sealpipe.internal.SnappyFraming.CHUNK_HEADER;
+import static io.sealpipe.internal.SnappyFraming.COMPRESSED;
+import static io.sealpipe.internal.SnappyFraming.CRC_LENGTH;
+import static io.sealpipe.internal.SnappyFraming.MAX_BODY;
+import static io.sealpipe.internal.SnappyFraming.STREAM_HEADER;
+import static io.sealpipe.internal.SnappyFraming.STREAM_IDENTIFIER;
+import static io.sealpipe.internal.SnappyFraming.UNCOMPRESSED;
 
 import io.sealpipe.internal.Checks;
 import io.sealpipe.internal.Closer;

@@ -1,7 +1,8 @@
 package io.sealpipe;
 
-import static io.sealpipe.SnappyFraming.BLOCK_SIZE;
-import static io.sealpipe.SnappyFraming.FRAME_HEADER;
+import io.sealpipe.internal.SnappyFraming;
+import static io.sealpipe.internal.SnappyFraming.BLOCK_SIZE;
+import static io.sealpipe.internal.SnappyFraming.FRAME_HEADER;
 
 import io.sealpipe.internal.Checks;
 import io.sealpipe.internal.Closer;

@@ -1,5 +1,6 @@
 package io.sealpipe;
 
+import io.sealpipe.internal.SnappyFraming;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

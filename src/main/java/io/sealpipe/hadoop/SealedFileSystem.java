@@ -2,6 +2,7 @@ package io.sealpipe.hadoop;
 
 import io.sealpipe.GcmSeekableChannel;
 import io.sealpipe.GcmStreams;
+import io.sealpipe.internal.OptionalDependency;
 import io.sealpipe.Parallelism;
 import java.io.FileNotFoundException;
 import java.io.IOException;
@@ -42,6 +43,7 @@ import org.apache.hadoop.util.Progressable;
  * sealpipe.fs.cache.chunks      = 8                          (decrypted 16 KiB chunks kept per open file)
  * sealpipe.fs.key.refresh.seconds = 600                      (how long key versions are kept)
  * sealpipe.fs.downgrade.syncable.exceptions = false          (true: partial-chunk hflush only flushes)
+ * sealpipe.fs.compress         = none                       (snappy: compress new files, see COMPRESS)
  * </pre>
  *
  * <p>What is protected: a file's content, against reading and against any change. Each file has
@@ -100,8 +102,13 @@ public class SealedFileSystem extends FileSystem {
     /** The default of {@value #KEY_REFRESH_SECONDS}: ten minutes. */
     public static final long DEFAULT_KEY_REFRESH_SECONDS = 600;
     /**
-     * Compression inside sealed files: only {@code none} (the default) in this version; any other
-     * value fails the file system's initialisation rather than being ignored.
+     * Compression inside sealed files: {@code none} (the default) or {@code snappy}; any other
+     * value fails the file system's initialisation. With {@code snappy}, new files are compressed
+     * before they are sealed (a Snappy framing stream of 64 KiB frames and a frame index, under
+     * the message context {@code sealpipe.fs.compress=snappy}: {@code docs/FORMAT.md}); reads
+     * decode only the frames they touch; statuses report the uncompressed length, which costs
+     * reading each file's header (and a compressed file's last chunk). A file system without it
+     * refuses to open compressed files. Needs snappy-java.
      */
     public static final String COMPRESS = "sealpipe.fs.compress";
     /**
@@ -136,6 +143,7 @@ public class SealedFileSystem extends FileSystem {
     private FileSystem inner;
     private SealedKeys keys;
     private int cachedChunks;
+    private boolean compress;
     private boolean downgradeSyncable;
     private volatile Path workingDirectory;
 
@@ -168,11 +176,14 @@ public class SealedFileSystem extends FileSystem {
             throw new IOException(wrapsKey(scheme) + "=" + innerScheme + " is a sealed scheme itself: a sealed view must"
                     + " wrap a plain file system (file, hdfs, s3a, ...)");
         }
-        String compress = conf.getTrimmed(COMPRESS, "none");
-        if (!compress.equals("none")) {
-            throw new IOException(COMPRESS + "=" + compress + " is not available: this version of sealpipe stores sealed"
-                    + " files uncompressed only (set it to none, or remove it; to compress, write a compressed format such"
-                    + " as Parquet with Snappy through the sealed scheme)");
+        String compression = conf.getTrimmed(COMPRESS, "none");
+        if (!compression.equals("none") && !compression.equals("snappy")) {
+            throw new IOException(COMPRESS + "=" + compression + " is not a compression sealed files know: use none (the"
+                    + " default) or snappy");
+        }
+        compress = compression.equals("snappy");
+        if (compress && !OptionalDependency.SNAPPY.isPresent()) {
+            throw new IOException(COMPRESS + "=snappy needs snappy-java: " + OptionalDependency.SNAPPY.absence());
         }
         int parallelism = conf.getInt(PARALLELISM, 1);
         if (parallelism < 1 || parallelism > Parallelism.MAX) {
@@ -233,7 +244,12 @@ public class SealedFileSystem extends FileSystem {
         return new Path(uri.getScheme(), u.getAuthority(), u.getPath());
     }
 
-    /** The wrapped status with this scheme's path and the plaintext length. */
+    /**
+     * The wrapped status with this scheme's path and the content's length: the plaintext's, from
+     * the stored length alone; with compression on, a compressed file's uncompressed length, read
+     * from the end of the file (so each file's status then costs reading its header, and a
+     * compressed file's last chunk).
+     */
     private FileStatus toSealed(FileStatus stored) throws IOException {
         Path path = toSealed(stored.getPath());
         long length = stored.getLen();
@@ -244,11 +260,22 @@ public class SealedFileSystem extends FileSystem {
                         + stored.getPath() + ", is not the length of any sealed file: it is still being written (a"
                         + " sealed file has a length once closed), was cut short, or was written without sealpipe");
             }
+            if (compress) {
+                length = contentLength(path, stored);
+            }
         }
         return new FileStatus(length, stored.isDirectory(), stored.getReplication(), stored.getBlockSize(),
                 stored.getModificationTime(), stored.getAccessTime(), stored.getPermission(), stored.getOwner(),
                 stored.getGroup(), stored.isSymlink() ? stored.getSymlink() : null, path, stored.hasAcl(),
                 stored.isFile() || stored.isEncrypted(), stored.isErasureCoded());
+    }
+
+    /** Opens the file to learn whether it is compressed and, if so, its uncompressed length. */
+    private long contentLength(Path path, FileStatus stored) throws IOException {
+        FSDataInputStream in = inner.open(stored.getPath());
+        try (SealedInputStream content = SealedInputStream.open(path, in, stored.getLen(), keys, 0, true, null)) {
+            return content.length();
+        }
     }
 
     @Override
@@ -263,13 +290,14 @@ public class SealedFileSystem extends FileSystem {
             throw e;
         }
         statistics.incrementReadOps(1);
-        return new FSDataInputStream(SealedInputStream.open(makeQualified(f), in, storedLength, keys, cachedChunks, statistics));
+        return new FSDataInputStream(SealedInputStream.open(makeQualified(f), in, storedLength, keys, cachedChunks, compress,
+                statistics));
     }
 
     @Override
     public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize, short replication,
             long blockSize, Progressable progress) throws IOException {
-        GcmStreams key = keys.forWriting(); // before the file exists: a key problem leaves nothing behind
+        GcmStreams key = keys.forWriting(compress); // before the file exists: a key problem leaves nothing behind
         return sealed(f, key, inner.create(toWrapped(f), permission, overwrite, bufferSize, replication, blockSize, progress));
     }
 
@@ -278,7 +306,7 @@ public class SealedFileSystem extends FileSystem {
             short replication, long blockSize, Progressable progress, org.apache.hadoop.fs.Options.ChecksumOpt checksumOpt)
             throws IOException {
         refuseAppend(f, flags);
-        GcmStreams key = keys.forWriting();
+        GcmStreams key = keys.forWriting(compress);
         return sealed(f, key, inner.create(toWrapped(f), permission, flags, bufferSize, replication, blockSize, progress,
                 checksumOpt));
     }
@@ -287,7 +315,7 @@ public class SealedFileSystem extends FileSystem {
     public FSDataOutputStream createNonRecursive(Path f, FsPermission permission, EnumSet<CreateFlag> flags, int bufferSize,
             short replication, long blockSize, Progressable progress) throws IOException {
         refuseAppend(f, flags);
-        GcmStreams key = keys.forWriting();
+        GcmStreams key = keys.forWriting(compress);
         return sealed(f, key, inner.createNonRecursive(toWrapped(f), permission, flags, bufferSize, replication, blockSize,
                 progress));
     }
@@ -295,8 +323,8 @@ public class SealedFileSystem extends FileSystem {
     private FSDataOutputStream sealed(Path f, GcmStreams key, FSDataOutputStream stored) throws IOException {
         statistics.incrementWriteOps(1);
         try {
-            return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), stored, key, downgradeSyncable), statistics);
-        } catch (RuntimeException e) {
+            return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), stored, key, compress, downgradeSyncable), statistics);
+        } catch (IOException | RuntimeException e) {
             stored.close();
             throw e;
         }
@@ -445,9 +473,39 @@ public class SealedFileSystem extends FileSystem {
         if (plainLength <= start) {
             return new BlockLocation[0];
         }
+        if (compress) {
+            // Compressed content has no fixed place in the stored bytes: the locations of the
+            // whole stored file, their offsets scaled to the content (a locality hint, as Hadoop
+            // uses them).
+            FileStatus stored = inner.getFileStatus(toWrapped(file.getPath()));
+            BlockLocation[] blocks = inner.getFileBlockLocations(stored, 0, stored.getLen());
+            return blocks == null ? null : scaled(blocks, stored.getLen(), plainLength, start, len);
+        }
         long[] range = storedRange(start, len, plainLength);
         BlockLocation[] stored = inner.getFileBlockLocations(toWrapped(file.getPath()), range[0], range[1] - range[0]);
         return stored == null ? null : toPlaintext(stored, plainLength);
+    }
+
+    /**
+     * Stored blocks with offsets and lengths scaled from {@code storedLength} to
+     * {@code plainLength}, back to back to the end, keeping those that meet
+     * {@code [start, start + len)}. Changes the blocks given.
+     */
+    static BlockLocation[] scaled(BlockLocation[] stored, long storedLength, long plainLength, long start, long len) {
+        List<BlockLocation> plain = new ArrayList<>(stored.length);
+        long end = len >= plainLength - start ? plainLength : start + len;
+        for (int i = 0; i < stored.length; i++) {
+            BlockLocation block = stored[i];
+            long from = (long) ((double) block.getOffset() / storedLength * plainLength);
+            long to = i == stored.length - 1 ? plainLength
+                    : (long) ((double) (block.getOffset() + block.getLength()) / storedLength * plainLength);
+            if (to > from && to > start && (from < end || (len == 0 && from <= start))) {
+                block.setOffset(from);
+                block.setLength(to - from);
+                plain.add(block);
+            }
+        }
+        return plain.toArray(new BlockLocation[0]);
     }
 
     /**

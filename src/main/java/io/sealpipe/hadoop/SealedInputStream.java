@@ -31,13 +31,13 @@ import org.apache.hadoop.fs.statistics.impl.IOStatisticsBinding;
 final class SealedInputStream extends FSInputStream implements ByteBufferReadable, StreamCapabilities, IOStatisticsSource {
     private final Path path;
     private final FSDataInputStream in;
-    private final GcmSeekableChannel channel;
+    private final SealedContent channel; // the plaintext, or the decompressed content
     private final long length; // plaintext, from the stored length (authenticated when the end is read)
     private final FileSystem.Statistics statistics; // plaintext bytes read, for Spark's and MapReduce's input metrics
     private final ByteBuffer oneByte = ByteBuffer.allocate(1);
     private final IOStatistics ioStatistics;
 
-    private SealedInputStream(Path path, FSDataInputStream in, GcmSeekableChannel channel, long length,
+    private SealedInputStream(Path path, FSDataInputStream in, SealedContent channel, long length,
             FileSystem.Statistics statistics) {
         this.path = path;
         this.in = in;
@@ -70,7 +70,7 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
      *     header is cut short, no key version matches or reading fails
      */
     static SealedInputStream open(Path path, FSDataInputStream in, long storedLength, SealedKeys keys, int cachedChunks,
-            FileSystem.Statistics statistics) throws IOException {
+            boolean compression, FileSystem.Statistics statistics) throws IOException {
         try {
             long length = GcmStreams.plaintextLength(storedLength);
             if (length < 0) {
@@ -80,9 +80,23 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
             }
             byte[] header = new byte[GcmStreams.HEADER_LENGTH];
             in.readFully(0, header); // the channel reads it again by seek and read: the two are cached alike
-            GcmStreams streams = keys.forReading(header, path);
-            GcmSeekableChannel channel = streams.open(new Input(in), storedLength, cachedChunks);
-            return new SealedInputStream(path, in, channel, length, statistics);
+            SealedKeys.Match match = keys.forReading(header, path);
+            GcmSeekableChannel channel = match.streams().open(new Input(in), storedLength, cachedChunks);
+            if (!match.compressed()) {
+                return new SealedInputStream(path, in, SealedContent.of(channel, length), length, statistics);
+            }
+            SnappyIndexedContent content;
+            try {
+                if (!compression) {
+                    throw new IOException(path + " was written compressed (" + SealedFileSystem.COMPRESS + "=snappy): read"
+                            + " it through a sealed file system with that setting, which reports its uncompressed length");
+                }
+                content = SnappyIndexedContent.open(channel, path.toString());
+            } catch (IOException | RuntimeException e) {
+                channel.close();
+                throw e;
+            }
+            return new SealedInputStream(path, in, content, content.length(), statistics);
         } catch (StreamAuthenticationException e) {
             closeAfter(in, e);
             throw e.in(path.toString());
@@ -98,6 +112,11 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
         } catch (IOException e) {
             failure.addSuppressed(e);
         }
+    }
+
+    /** The content's length: the plaintext's, or a compressed file's uncompressed length. */
+    long length() {
+        return length;
     }
 
     /** The wrapped stream's positioned reads, and seek then read for the channel's own reads. */

@@ -28,6 +28,23 @@ import org.apache.hadoop.fs.Path;
  * {@code GcmStreams}, which {@link #close()} destroys. Thread-safe.
  */
 final class SealedKeys implements Closeable {
+    /**
+     * The context of compressed sealed files' messages (empty for the others): part of their
+     * key derivation, so that the key commitment tells a reader, authenticated, which it has.
+     */
+    static final byte[] SNAPPY_CONTEXT = "sealpipe.fs.compress=snappy".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+    /** One key version's streams: for plain files (empty context) and for compressed ones. */
+    private record Version(GcmStreams plain, GcmStreams snappy) {
+        void destroy() {
+            plain.destroy();
+            snappy.destroy();
+        }
+    }
+
+    /** The streams that wrote a file, and whether its content is compressed. */
+    record Match(GcmStreams streams, boolean compressed) {}
+
     /** The material a written file's key must have: Cobblestone-256. */
     private static final int WRITE_KEY_BYTES = 32;
 
@@ -37,7 +54,7 @@ final class SealedKeys implements Closeable {
     private final int parallelism;
     private final long refreshNanos;
     private KeyProvider provider;                                // guarded by this
-    private final Map<String, GcmStreams> byVersion = new LinkedHashMap<>(); // guarded by this; newest last
+    private final Map<String, Version> byVersion = new LinkedHashMap<>(); // guarded by this; newest last
     private String current;                                      // guarded by this; null until read
     private long readAt;                                         // guarded by this; System.nanoTime() of the last read
     private boolean closed;                                      // guarded by this
@@ -112,17 +129,18 @@ final class SealedKeys implements Closeable {
     }
 
     /**
-     * The current version, for writing.
+     * The current version, for writing a plain or a compressed file.
      *
      * @throws IOException if the provider has no current version or its material is not 256
      *     bits
      */
-    synchronized GcmStreams forWriting() throws IOException {
+    synchronized GcmStreams forWriting(boolean compressed) throws IOException {
         checkOpen();
         if (current == null || System.nanoTime() - readAt >= refreshNanos) { // 0: every time
             readVersions(false);
         }
-        GcmStreams streams = byVersion.get(current);
+        Version version = byVersion.get(current);
+        GcmStreams streams = compressed ? version.snappy() : version.plain();
         if (streams.formatName().equals("Cobblestone-128")) {
             throw new IOException("version " + current + " of the key '" + keyName + "' in " + providerPath
                     + " is 128 bits; sealed files are written with 256-bit keys (Cobblestone-256): roll it to a 256-bit"
@@ -140,12 +158,12 @@ final class SealedKeys implements Closeable {
      * @throws IOException if no version matches, naming {@code path}, the key and the versions
      *     tried
      */
-    synchronized GcmStreams forReading(byte[] header, Path path) throws IOException {
+    synchronized Match forReading(byte[] header, Path path) throws IOException {
         checkOpen();
         if (current == null) {
             readVersions(false);
         }
-        GcmStreams found = match(header);
+        Match found = match(header);
         if (found == null) {
             readVersions(true);
             found = match(header);
@@ -158,10 +176,13 @@ final class SealedKeys implements Closeable {
         return found;
     }
 
-    private GcmStreams match(byte[] header) {
-        for (GcmStreams streams : byVersion.values()) {
-            if (streams.matchesHeader(header)) {
-                return streams;
+    private Match match(byte[] header) {
+        for (Version version : byVersion.values()) {
+            if (version.plain().matchesHeader(header)) {
+                return new Match(version.plain(), false);
+            }
+            if (version.snappy().matchesHeader(header)) {
+                return new Match(version.snappy(), true);
             }
         }
         return null;
@@ -200,8 +221,9 @@ final class SealedKeys implements Closeable {
         readAt = System.nanoTime();
     }
 
-    private GcmStreams streams(byte[] material) {
-        return GcmStreams.builder().key(material).parallelism(parallelism).build();
+    private Version streams(byte[] material) {
+        return new Version(GcmStreams.builder().key(material).parallelism(parallelism).build(),
+                GcmStreams.builder().key(material).context(SNAPPY_CONTEXT).parallelism(parallelism).build());
     }
 
     private void checkOpen() throws IOException {
@@ -217,7 +239,7 @@ final class SealedKeys implements Closeable {
             return;
         }
         closed = true;
-        byVersion.values().forEach(GcmStreams::destroy);
+        byVersion.values().forEach(Version::destroy);
         byVersion.clear();
         provider.close();
     }

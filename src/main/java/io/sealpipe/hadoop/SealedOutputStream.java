@@ -37,29 +37,38 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
     private final Path path;
     private final FSDataOutputStream out;
     private final GcmOutputStream gcm;
+    private final SnappyIndexedOutputStream snappy; // null: not compressed
+    private final OutputStream content; // snappy, or gcm itself
     private final boolean downgradeSyncable;
 
-    SealedOutputStream(Path path, FSDataOutputStream out, GcmStreams keys, boolean downgradeSyncable) {
+    /**
+     * @param keys the key version's streams: of the compressed context if {@code compress}
+     * @param compress whether the content is compressed ({@link SnappyIndexedOutputStream})
+     */
+    SealedOutputStream(Path path, FSDataOutputStream out, GcmStreams keys, boolean compress, boolean downgradeSyncable)
+            throws IOException {
         this.path = path;
         this.out = out;
         this.gcm = keys.encrypt(out);
+        this.snappy = compress ? new SnappyIndexedOutputStream(gcm) : null;
+        this.content = compress ? snappy : gcm;
         this.downgradeSyncable = downgradeSyncable;
     }
 
     @Override
     public void write(int b) throws IOException {
-        gcm.write(b);
+        content.write(b);
     }
 
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
-        gcm.write(b, off, len);
+        content.write(b, off, len);
     }
 
-    /** Passes on the header and the sealed chunks; a partial chunk stays here. */
+    /** Passes on the header and the sealed chunks; a partial chunk (and frame) stays here. */
     @Override
     public void flush() throws IOException {
-        gcm.flush();
+        content.flush();
     }
 
     @Override
@@ -68,7 +77,7 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
             gcm.flush();
             out.hflush();
         } else {
-            gcm.flush();
+            content.flush();
             out.flush();
         }
     }
@@ -79,7 +88,7 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
             gcm.flush();
             out.hsync();
         } else {
-            gcm.flush();
+            content.flush();
             out.flush();
         }
     }
@@ -90,12 +99,20 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
      */
     private boolean atChunkBoundary(String operation) {
         long written = gcm.plaintextWritten();
-        if (written % CHUNK_SIZE == 0) {
-            return true;
+        String reason;
+        if (snappy == null) {
+            if (written % CHUNK_SIZE == 0) {
+                return true;
+            }
+            reason = operation + " of " + path + " at byte " + written + ": a sealed file is sealed in 16 KiB chunks and"
+                    + " only close() may seal a partial chunk (the final one), so written data can only be passed on at a"
+                    + " multiple of 16384 bytes; and no reader accepts the file before it is closed";
+        } else {
+            reason = operation + " of " + path + ", a compressed sealed file (" + SealedFileSystem.COMPRESS + "=snappy):"
+                    + " its content is compressed in 64 KiB frames and sealed in 16 KiB chunks, and only close() ends"
+                    + " both, so written data cannot be made visible before it; and no reader accepts the file before it"
+                    + " is closed";
         }
-        String reason = operation + " of " + path + " at byte " + written + ": a sealed file is sealed in 16 KiB chunks"
-                + " and only close() may seal a partial chunk (the final one), so written data can only be passed on at a"
-                + " multiple of 16384 bytes; and no reader accepts the file before it is closed";
         if (!downgradeSyncable) {
             throw new UnsupportedOperationException(reason + ". If the caller only flushes before close() (Parquet 1.14"
                     + " and 1.15, as in Spark 4.0, call hflush() in close()), set "
@@ -118,9 +135,20 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
         return StreamCapabilities.ABORTABLE_STREAM.equals(capability) && out.hasCapability(capability);
     }
 
-    /** Seals the message and closes the wrapped stream. */
+    /**
+     * Seals the message and closes the wrapped stream; a compressed file's last frame and index
+     * go first, and if they fail the message is abandoned, not sealed.
+     */
     @Override
     public void close() throws IOException {
+        if (snappy != null && gcm.isOpen()) {
+            try {
+                snappy.finish();
+            } catch (IOException | RuntimeException e) {
+                gcm.abort();
+                throw e;
+            }
+        }
         gcm.close();
     }
 

@@ -1,5 +1,6 @@
 package io.sealpipe.fuzz;
 
+import io.sealpipe.internal.SnappyFraming;
 import static io.sealpipe.fuzz.GcmFuzzFixtures.CHUNK;
 import static io.sealpipe.fuzz.GcmFuzzFixtures.HEADER;
 import static io.sealpipe.fuzz.GcmFuzzFixtures.SEALED_CHUNK;

@@ -1,5 +1,6 @@
 package io.sealpipe.fuzz;
 
+import io.sealpipe.internal.SnappyFraming;
 import static io.sealpipe.fuzz.GcmStreamFuzzTest.check;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;

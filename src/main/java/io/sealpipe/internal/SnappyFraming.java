@@ -1,4 +1,4 @@
-package io.sealpipe;
+package io.sealpipe.internal;
 
 import java.io.IOException;
 import java.util.zip.CRC32C;
@@ -19,26 +19,27 @@ import org.xerial.snappy.Snappy;
  *
  * Each frame holds at most 65536 bytes of uncompressed data; a frame that would not shrink by an
  * eighth is stored uncompressed (the rule of Go's snappy). Frame compression and decompression go
- * through snappy-java's native calls on the arrays themselves (pinned, not copied).
+ * through snappy-java's native calls on the arrays themselves (pinned, not copied). Used by
+ * {@code io.sealpipe}'s Snappy streams and by the compressed files of {@code io.sealpipe.hadoop}.
  */
-final class SnappyFraming {
+public final class SnappyFraming {
     private SnappyFraming() {}
 
-    static final int COMPRESSED = 0x00;
-    static final int UNCOMPRESSED = 0x01;
-    static final int PADDING = 0xfe;
-    static final int STREAM_IDENTIFIER = 0xff;
+    public static final int COMPRESSED = 0x00;
+    public static final int UNCOMPRESSED = 0x01;
+    public static final int PADDING = 0xfe;
+    public static final int STREAM_IDENTIFIER = 0xff;
     /** The whole stream identifier chunk. */
-    static final byte[] STREAM_HEADER = {(byte) 0xff, 6, 0, 0, 's', 'N', 'a', 'P', 'p', 'Y'};
+    public static final byte[] STREAM_HEADER = {(byte) 0xff, 6, 0, 0, 's', 'N', 'a', 'P', 'p', 'Y'};
     /** Uncompressed bytes per frame, the format's maximum. */
-    static final int BLOCK_SIZE = 65536;
+    public static final int BLOCK_SIZE = 65536;
     /** Chunk type and length. */
-    static final int CHUNK_HEADER = 4;
-    static final int CRC_LENGTH = 4;
+    public static final int CHUNK_HEADER = 4;
+    public static final int CRC_LENGTH = 4;
     /** Type, length and CRC before a frame's data. */
-    static final int FRAME_HEADER = CHUNK_HEADER + CRC_LENGTH;
+    public static final int FRAME_HEADER = CHUNK_HEADER + CRC_LENGTH;
     /** The longest frame body a valid stream can have. */
-    static final int MAX_BODY = CRC_LENGTH + Snappy.maxCompressedLength(BLOCK_SIZE);
+    public static final int MAX_BODY = CRC_LENGTH + Snappy.maxCompressedLength(BLOCK_SIZE);
 
     private static final int MASK_DELTA = 0xa282ead8;
 
@@ -47,12 +48,12 @@ final class SnappyFraming {
      * threads fewer left the cores idle while the oldest frame was still being compressed) and 4
      * per thread, about 140 KiB each: 2.2 MiB up to parallelism 4, 4.5 MiB at 8.
      */
-    static int framesInFlight(int parallelism) {
+    public static int framesInFlight(int parallelism) {
         return parallelism == 1 ? 1 : Math.max(16, 4 * parallelism);
     }
 
     /** The masked CRC-32C of b[off, off + len) that frames carry. */
-    static int maskedCrc(CRC32C crc, byte[] b, int off, int len) {
+    public static int maskedCrc(CRC32C crc, byte[] b, int off, int len) {
         crc.reset();
         crc.update(b, off, len);
         int c = (int) crc.getValue();
@@ -65,7 +66,7 @@ final class SnappyFraming {
      * frame's length, or minus the header length if the frame is stored: then only the header
      * is in {@code frame} and the data follows it as {@code in} holds it.
      */
-    static int encodeFrame(byte[] in, int off, int len, byte[] frame, CRC32C crc) throws IOException {
+    public static int encodeFrame(byte[] in, int off, int len, byte[] frame, CRC32C crc) throws IOException {
         int checksum = maskedCrc(crc, in, off, len);
         int compressed = len == 0 ? 0 : Snappy.rawCompress(in, off, len, frame, FRAME_HEADER);
         if (len > 0 && compressed < len - len / 8) {
@@ -88,7 +89,7 @@ final class SnappyFraming {
     }
 
     /** The little-endian int at b[off, off + 4). */
-    static int intLe(byte[] b, int off) {
+    public static int intLe(byte[] b, int off) {
         return (b[off] & 0xff) | (b[off + 1] & 0xff) << 8 | (b[off + 2] & 0xff) << 16 | (b[off + 3] & 0xff) << 24;
     }
 
@@ -97,7 +98,7 @@ final class SnappyFraming {
      * (room for {@link #BLOCK_SIZE} bytes) and checks its CRC; returns the uncompressed length.
      * On any failure the output is zeroed and the exception names {@code frameIndex}.
      */
-    static int decodeFrame(int type, byte[] body, int bodyOff, int bodyLength, byte[] out, int outOff, CRC32C crc,
+    public static int decodeFrame(int type, byte[] body, int bodyOff, int bodyLength, byte[] out, int outOff, CRC32C crc,
             long frameIndex) throws IOException {
         int dataLength = bodyLength - CRC_LENGTH;
         int n;
@@ -133,7 +134,7 @@ final class SnappyFraming {
         return n;
     }
 
-    static IOException corrupt(long frameIndex, String what) {
+    public static IOException corrupt(long frameIndex, String what) {
         return new IOException("corrupt Snappy framed stream: frame " + frameIndex + ": " + what);
     }
 }
