@@ -324,7 +324,7 @@ public class SealedFileSystem extends FileSystem {
         statistics.incrementWriteOps(1);
         try {
             return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), stored, key, compress, downgradeSyncable), statistics);
-        } catch (IOException | RuntimeException e) {
+        } catch (Throwable e) { // an Error too (snappy-java's native library failing to load)
             stored.close();
             throw e;
         }
@@ -474,12 +474,14 @@ public class SealedFileSystem extends FileSystem {
             return new BlockLocation[0];
         }
         if (compress) {
-            // Compressed content has no fixed place in the stored bytes: the locations of the
-            // whole stored file, their offsets scaled to the content (a locality hint, as Hadoop
-            // uses them).
+            // A compressed file (its length is not its message's plaintext length) has no fixed
+            // place for its content in the stored bytes: the locations of the whole stored file,
+            // their offsets scaled to the content (a locality hint, as Hadoop uses them).
             FileStatus stored = inner.getFileStatus(toWrapped(file.getPath()));
-            BlockLocation[] blocks = inner.getFileBlockLocations(stored, 0, stored.getLen());
-            return blocks == null ? null : scaled(blocks, stored.getLen(), plainLength, start, len);
+            if (GcmStreams.plaintextLength(stored.getLen()) != plainLength) {
+                BlockLocation[] blocks = inner.getFileBlockLocations(stored, 0, stored.getLen());
+                return blocks == null ? null : scaled(blocks, stored.getLen(), plainLength, start, len);
+            }
         }
         long[] range = storedRange(start, len, plainLength);
         BlockLocation[] stored = inner.getFileBlockLocations(toWrapped(file.getPath()), range[0], range[1] - range[0]);

@@ -92,7 +92,7 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
                             + " it through a sealed file system with that setting, which reports its uncompressed length");
                 }
                 content = SnappyIndexedContent.open(channel, path.toString());
-            } catch (IOException | RuntimeException e) {
+            } catch (Throwable e) {
                 channel.close();
                 throw e;
             }
@@ -100,13 +100,13 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
         } catch (StreamAuthenticationException e) {
             closeAfter(in, e);
             throw e.in(path.toString());
-        } catch (IOException | RuntimeException e) {
+        } catch (Throwable e) {
             closeAfter(in, e);
             throw e;
         }
     }
 
-    private static void closeAfter(FSDataInputStream in, Exception failure) {
+    private static void closeAfter(FSDataInputStream in, Throwable failure) {
         try {
             in.close();
         } catch (IOException e) {

@@ -144,7 +144,8 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
         if (snappy != null && gcm.isOpen()) {
             try {
                 snappy.finish();
-            } catch (IOException | RuntimeException e) {
+            } catch (Throwable e) { // an Error too: never seal a content without its index
+                snappy.discard();
                 gcm.abort();
                 throw e;
             }
@@ -161,6 +162,9 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
         boolean alreadyClosed = !gcm.isOpen();
         if (!alreadyClosed && out.hasCapability(StreamCapabilities.ABORTABLE_STREAM)) {
             out.abort(); // an object store then writes nothing at all
+        }
+        if (snappy != null) {
+            snappy.discard();
         }
         gcm.abort(); // closes the wrapped stream (if not aborted), which ends a file that no reader accepts
         return new AbortableResult() {

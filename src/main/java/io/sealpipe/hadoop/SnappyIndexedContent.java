@@ -32,6 +32,8 @@ final class SnappyIndexedContent implements SealedContent {
     private final int[] decodedLength = new int[2];
     private int older; // which of the two to replace next
     private long position;
+    private long lastDecoded = -1; // the last frame read from the message
+    private boolean closed;
 
     private SnappyIndexedContent(GcmSeekableChannel message, String name, long length, int frames, long indexStart) {
         this.message = message;
@@ -42,42 +44,84 @@ final class SnappyIndexedContent implements SealedContent {
     }
 
     /**
-     * Reads the stream identifier and the index's trailer (which authenticates the message's final
-     * chunk); the frame offsets are read at the first read.
+     * Reads the stream identifier and the trailer chunk (which authenticates the message's final
+     * chunk); the frame offsets are read and checked at the first read.
      *
      * @param name what to call the file in errors
      * @throws IOException if the content is not a compressed sealed file's
      */
     static SnappyIndexedContent open(GcmSeekableChannel message, String name) throws IOException {
         long size = message.size();
-        long minimum = SnappyFraming.STREAM_HEADER.length + SnappyFraming.CHUNK_HEADER + SnappyIndexedOutputStream.TRAILER;
-        if (size < minimum) {
-            throw corrupt(name, "its content is " + size + " bytes, shorter than the smallest compressed file's " + minimum);
+        int head = SnappyFraming.STREAM_HEADER.length;
+        int tail = SnappyFraming.CHUNK_HEADER + SnappyIndexedOutputStream.TRAILER;
+        if (size < head + tail) {
+            throw corrupt(name, "its content is " + size + " bytes, shorter than the smallest compressed file's "
+                    + (head + tail));
         }
-        byte[] head = new byte[SnappyFraming.STREAM_HEADER.length];
-        message.readFully(0, head, 0, head.length);
-        if (!Arrays.equals(head, SnappyFraming.STREAM_HEADER)) {
+        byte[] identifier = new byte[head];
+        message.readFully(0, identifier, 0, head);
+        if (!Arrays.equals(identifier, SnappyFraming.STREAM_HEADER)) {
             throw corrupt(name, "its content does not start with the Snappy stream identifier");
         }
-        byte[] trailer = new byte[SnappyIndexedOutputStream.TRAILER];
-        message.readFully(size - trailer.length, trailer, 0, trailer.length);
-        if (!Arrays.equals(trailer, 12, 16, SnappyIndexedOutputStream.MAGIC, 0, 4)) {
+        byte[] trailer = new byte[tail];
+        message.readFully(size - tail, trailer, 0, tail);
+        if ((trailer[0] & 0xff) != SnappyIndexedOutputStream.INDEX_TYPE
+                || SnappyFraming.intLe(trailer, 0) >>> 8 != SnappyIndexedOutputStream.TRAILER
+                || !Arrays.equals(trailer, tail - 4, tail, SnappyIndexedOutputStream.MAGIC, 0, 4)) {
             throw corrupt(name, "its content does not end with sealpipe's frame index");
         }
-        long length = SnappyIndexedOutputStream.longLe(trailer, 0);
-        int frames = SnappyFraming.intLe(trailer, 8);
-        long indexStart = size - SnappyFraming.CHUNK_HEADER - 8L * frames - trailer.length;
+        long length = SnappyIndexedOutputStream.longLe(trailer, SnappyFraming.CHUNK_HEADER);
+        int frames = SnappyFraming.intLe(trailer, SnappyFraming.CHUNK_HEADER + 8);
         if (frames < 0 || frames > SnappyIndexedOutputStream.MAX_FRAMES || length < 0
-                || frames != (length + BLOCK - 1) / BLOCK || indexStart < head.length) {
+                || frames != (length + BLOCK - 1) / BLOCK) {
             throw corrupt(name, "its frame index is inconsistent (" + frames + " frames, " + length + " bytes)");
         }
-        byte[] chunk = new byte[SnappyFraming.CHUNK_HEADER];
-        message.readFully(indexStart, chunk, 0, chunk.length);
-        int body = SnappyFraming.intLe(chunk, 0) >>> 8;
-        if ((chunk[0] & 0xff) != SnappyIndexedOutputStream.INDEX_TYPE || body != 8 * frames + trailer.length) {
-            throw corrupt(name, "its frame index chunk is not where its trailer puts it");
+        long indexStart = size - tail - indexLength(frames);
+        if (indexStart < head + (long) frames * SnappyFraming.FRAME_HEADER) {
+            throw corrupt(name, "its frame index claims " + frames + " frames, more than its " + size + " bytes hold");
         }
         return new SnappyIndexedContent(message, name, length, frames, indexStart);
+    }
+
+    /** The bytes of the offset chunks for {@code frames} frames. */
+    private static long indexLength(int frames) {
+        long chunks = (frames + SnappyIndexedOutputStream.OFFSETS_PER_CHUNK - 1) / SnappyIndexedOutputStream.OFFSETS_PER_CHUNK;
+        return chunks * SnappyFraming.CHUNK_HEADER + 8L * frames;
+    }
+
+    /**
+     * Reads the offset chunks and checks that the frames lie back to back from the stream
+     * identifier to the index, each of a size a frame can have.
+     */
+    private long[] loadOffsets() throws IOException {
+        byte[] index = new byte[(int) indexLength(frames)];
+        message.readFully(indexStart, index, 0, index.length);
+        long[] read = new long[frames];
+        int at = 0;
+        for (int first = 0; first < frames; first += SnappyIndexedOutputStream.OFFSETS_PER_CHUNK) {
+            int count = Math.min(SnappyIndexedOutputStream.OFFSETS_PER_CHUNK, frames - first);
+            if ((index[at] & 0xff) != SnappyIndexedOutputStream.INDEX_TYPE || SnappyFraming.intLe(index, at) >>> 8 != 8 * count) {
+                throw corrupt(name, "its offset chunk for frames " + first + ".. is not where the trailer puts it");
+            }
+            at += SnappyFraming.CHUNK_HEADER;
+            for (int i = first; i < first + count; i++, at += 8) {
+                read[i] = SnappyIndexedOutputStream.longLe(index, at);
+            }
+        }
+        long expected = SnappyFraming.STREAM_HEADER.length;
+        for (int i = 0; i < frames; i++) {
+            long end = i + 1 < frames ? read[i + 1] : indexStart;
+            if (read[i] != expected || end - read[i] < SnappyFraming.FRAME_HEADER
+                    || end - read[i] > SnappyFraming.CHUNK_HEADER + SnappyFraming.MAX_BODY) {
+                throw corrupt(name, "frame " + i + " is indexed at " + read[i] + ", not right after the frame before it,"
+                        + " or with a size no frame has");
+            }
+            expected = end;
+        }
+        if (frames == 0 && indexStart != SnappyFraming.STREAM_HEADER.length) {
+            throw corrupt(name, "it holds bytes between its stream identifier and its index, but no frames");
+        }
+        return read;
     }
 
     private static IOException corrupt(String name, String what) {
@@ -101,6 +145,7 @@ final class SnappyIndexedContent implements SealedContent {
 
     @Override
     public synchronized int read(ByteBuffer dst) throws IOException {
+        checkOpen();
         if (!dst.hasRemaining()) {
             return 0;
         }
@@ -125,6 +170,7 @@ final class SnappyIndexedContent implements SealedContent {
 
     @Override
     public synchronized int read(long at, byte[] b, int off, int len) throws IOException {
+        checkOpen();
         if (at >= length) {
             return len == 0 ? 0 : -1;
         }
@@ -143,6 +189,10 @@ final class SnappyIndexedContent implements SealedContent {
 
     @Override
     public void readFully(long at, byte[] b, int off, int len) throws IOException {
+        if (len == 0) {
+            checkOpen();
+            return;
+        }
         if (at < 0 || at > length || len > length - at) {
             throw new EOFException("cannot read " + len + " bytes at " + at + " of " + name + ", which has " + length);
         }
@@ -158,26 +208,27 @@ final class SnappyIndexedContent implements SealedContent {
             }
         }
         if (offsets == null) {
-            byte[] index = new byte[8 * frames];
-            message.readFully(indexStart + SnappyFraming.CHUNK_HEADER, index, 0, index.length);
-            long[] read = new long[frames];
-            for (int i = 0; i < frames; i++) {
-                read[i] = SnappyIndexedOutputStream.longLe(index, 8 * i);
-            }
-            offsets = read;
+            offsets = loadOffsets();
         }
         int i = (int) frame;
         long start = offsets[i];
-        long end = i + 1 < frames ? offsets[i + 1] : indexStart;
-        long size = end - start;
-        if (start < SnappyFraming.STREAM_HEADER.length || size < SnappyFraming.FRAME_HEADER
-                || size > SnappyFraming.CHUNK_HEADER + SnappyFraming.MAX_BODY) {
-            throw corrupt(name, "frame " + i + " is indexed at " + start + " with " + size + " bytes");
-        }
+        int size = (int) ((i + 1 < frames ? offsets[i + 1] : indexStart) - start);
         if (encoded.length < size) {
-            encoded = new byte[(int) size];
+            encoded = new byte[size];
         }
-        message.readFully(start, encoded, 0, (int) size);
+        if (frame == lastDecoded + 1) {
+            // The next frame: the message's own sequential reads (whole chunks, read ahead).
+            message.position(start);
+            ByteBuffer into = ByteBuffer.wrap(encoded, 0, size);
+            while (into.hasRemaining()) {
+                if (message.read(into) < 0) {
+                    throw corrupt(name, "frame " + i + " ends past the content");
+                }
+            }
+        } else {
+            message.readFully(start, encoded, 0, size);
+        }
+        lastDecoded = frame;
         int type = encoded[0] & 0xff;
         int body = SnappyFraming.intLe(encoded, 0) >>> 8;
         if ((type != SnappyFraming.COMPRESSED && type != SnappyFraming.UNCOMPRESSED) || body != size - SnappyFraming.CHUNK_HEADER) {
@@ -205,13 +256,22 @@ final class SnappyIndexedContent implements SealedContent {
     }
 
     @Override
-    public boolean isOpen() {
-        return message.isOpen();
+    public synchronized boolean isOpen() {
+        return !closed;
+    }
+
+    private void checkOpen() throws IOException {
+        if (closed) {
+            throw new IOException(name + ": the stream is closed");
+        }
     }
 
     /** Closes the message and zeroes the decoded frames. */
     @Override
     public synchronized void close() throws IOException {
+        closed = true;
+        decodedFrame[0] = -1;
+        decodedFrame[1] = -1;
         Arrays.fill(decoded[0], (byte) 0);
         Arrays.fill(decoded[1], (byte) 0);
         Arrays.fill(encoded, (byte) 0);

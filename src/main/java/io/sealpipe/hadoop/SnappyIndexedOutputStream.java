@@ -8,29 +8,34 @@ import java.util.zip.CRC32C;
 
 /**
  * Writes the content of a compressed sealed file: a Snappy framing stream whose frames each hold
- * exactly 64 KiB of data (the last one less), ended by a skippable chunk (type
- * {@value #INDEX_TYPE}) that indexes the frames. Any framed-Snappy reader decodes the content and
+ * exactly 64 KiB of data (the last one less), ended by skippable chunks (type
+ * {@value #INDEX_TYPE}) that index the frames. Any framed-Snappy reader decodes the content and
  * skips the index; {@link SnappyIndexedContent} uses it to read any offset by decoding one frame.
  *
  * <pre>
- * content = stream identifier || frame 0 || ... || frame n-1 || index chunk
- * index chunk = 0x80 || body length (3 bytes, LE) || body
- * body = offset of frame 0 .. n-1 in the content (8 bytes LE each)
- *        || uncompressed length (8 bytes LE) || n (4 bytes LE) || "SPIX"
+ * content       = stream identifier || frame 0 || ... || frame n-1 || offset chunks || trailer chunk
+ * offset chunk  = 0x80 || body length (3 bytes, LE) || the offsets in the content of up to 8192
+ *                 frames (8 bytes LE each), in order; ceil(n / 8192) of them
+ * trailer chunk = 0x80 || 16 (3 bytes, LE) || uncompressed length (8 bytes LE) || n (4 bytes LE) || "SPIX"
  * </pre>
  *
- * The body's length limits a file to 2,097,149 frames (128 GiB uncompressed). {@link #flush()}
- * does not end a frame early: frame {@code i} always starts at uncompressed offset {@code i * 65536}.
+ * Chunks of at most 64 KiB keep every framed-Snappy reader happy (Go's rejects longer ones). A
+ * file holds at most {@value #MAX_FRAMES} frames (128 GiB), which bounds a reader's index at 16 MiB.
+ * {@link #flush()} does not end a frame early: frame {@code i} always starts at uncompressed
+ * offset {@code i * 65536}. After a failed write the stream only fails: it never finishes a
+ * content with a frame missing.
  */
 final class SnappyIndexedOutputStream extends OutputStream {
-    /** The index chunk's type: the first of the format's reserved skippable types. */
+    /** The index chunks' type: the first of the format's reserved skippable types. */
     static final int INDEX_TYPE = 0x80;
-    /** The last bytes of the index chunk. */
+    /** The last bytes of the trailer chunk. */
     static final byte[] MAGIC = {'S', 'P', 'I', 'X'};
-    /** Uncompressed length, frame count and magic, after the offsets. */
+    /** The trailer chunk's body: uncompressed length, frame count and magic. */
     static final int TRAILER = 8 + 4 + MAGIC.length;
-    /** The most frames an index chunk body (at most 2^24 - 1 bytes) can list. */
-    static final int MAX_FRAMES = (0xffffff - TRAILER) / 8;
+    /** Frame offsets per offset chunk (a 64 KiB body). */
+    static final int OFFSETS_PER_CHUNK = 8192;
+    /** The most frames a file may have: 128 GiB of content. */
+    static final int MAX_FRAMES = 1 << 21;
 
     private final OutputStream out;
     private final byte[] block = new byte[SnappyFraming.BLOCK_SIZE];
@@ -43,6 +48,7 @@ final class SnappyIndexedOutputStream extends OutputStream {
     private long written; // content bytes passed to out
     private long uncompressed;
     private boolean finished;
+    private boolean failed;
 
     /** Writes the stream identifier to {@code out}, which receives the content. */
     SnappyIndexedOutputStream(OutputStream out) throws IOException {
@@ -60,9 +66,7 @@ final class SnappyIndexedOutputStream extends OutputStream {
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
         java.util.Objects.checkFromIndexSize(off, len, b.length);
-        if (finished) {
-            throw new IOException("the compressed content was already finished");
-        }
+        checkWritable();
         while (len > 0) {
             int n = Math.min(len, block.length - filled);
             System.arraycopy(b, off, block, filled, n);
@@ -76,25 +80,42 @@ final class SnappyIndexedOutputStream extends OutputStream {
         }
     }
 
+    private void checkWritable() throws IOException {
+        if (failed) {
+            throw new IOException("an earlier write of the compressed content failed: the file cannot be finished");
+        }
+        if (finished) {
+            throw new IOException("the compressed content was already finished");
+        }
+    }
+
     private void writeFrame() throws IOException {
         if (frames == MAX_FRAMES) {
+            failed = true;
             throw new IOException("a compressed sealed file holds at most " + MAX_FRAMES + " frames of 64 KiB (128 GiB);"
                     + " write larger files with sealpipe.fs.compress=none");
         }
-        if (frames == offsets.length) {
-            offsets = Arrays.copyOf(offsets, frames * 2);
-        }
-        offsets[frames++] = written;
-        int n = SnappyFraming.encodeFrame(block, 0, filled, frame, crc);
-        if (n > 0) {
-            out.write(frame, 0, n);
+        boolean done = false;
+        try {
+            if (frames == offsets.length) {
+                offsets = Arrays.copyOf(offsets, frames * 2);
+            }
+            int n = SnappyFraming.encodeFrame(block, 0, filled, frame, crc);
+            if (n > 0) {
+                out.write(frame, 0, n);
+            } else { // stored: the header, then the data as it is
+                n = -n;
+                out.write(frame, 0, n);
+                out.write(block, 0, filled);
+                n += filled;
+            }
+            offsets[frames++] = written;
             written += n;
-        } else { // stored: the header, then the data as it is
-            out.write(frame, 0, -n);
-            out.write(block, 0, filled);
-            written += -n + filled;
+            filled = 0;
+            done = true;
+        } finally {
+            failed |= !done;
         }
-        filled = 0;
     }
 
     /** Passes on what the sealed stream can: no frame is ended early. */
@@ -108,25 +129,49 @@ final class SnappyIndexedOutputStream extends OutputStream {
         if (finished) {
             return;
         }
+        checkWritable();
         if (filled > 0) {
             writeFrame();
         }
-        finished = true;
-        int body = frames * 8 + TRAILER;
-        byte[] index = new byte[SnappyFraming.CHUNK_HEADER + body];
-        index[0] = (byte) INDEX_TYPE;
-        index[1] = (byte) body;
-        index[2] = (byte) (body >>> 8);
-        index[3] = (byte) (body >>> 16);
-        int at = SnappyFraming.CHUNK_HEADER;
-        for (int i = 0; i < frames; i++, at += 8) {
-            putLongLe(index, at, offsets[i]);
+        boolean done = false;
+        try {
+            int chunks = (frames + OFFSETS_PER_CHUNK - 1) / OFFSETS_PER_CHUNK;
+            byte[] index = new byte[chunks * SnappyFraming.CHUNK_HEADER + 8 * frames + SnappyFraming.CHUNK_HEADER + TRAILER];
+            int at = 0;
+            for (int first = 0; first < frames; first += OFFSETS_PER_CHUNK) {
+                int count = Math.min(OFFSETS_PER_CHUNK, frames - first);
+                at = putChunkHeader(index, at, 8 * count);
+                for (int i = first; i < first + count; i++, at += 8) {
+                    putLongLe(index, at, offsets[i]);
+                }
+            }
+            at = putChunkHeader(index, at, TRAILER);
+            putLongLe(index, at, uncompressed);
+            putIntLe(index, at + 8, frames);
+            System.arraycopy(MAGIC, 0, index, at + 12, MAGIC.length);
+            out.write(index);
+            done = true;
+        } finally {
+            failed |= !done;
+            finished = done;
         }
-        putLongLe(index, at, uncompressed);
-        putIntLe(index, at + 8, frames);
-        System.arraycopy(MAGIC, 0, index, at + 12, MAGIC.length);
-        out.write(index);
         Arrays.fill(block, (byte) 0);
+        Arrays.fill(frame, (byte) 0);
+    }
+
+    private static int putChunkHeader(byte[] b, int at, int bodyLength) {
+        b[at] = (byte) INDEX_TYPE;
+        b[at + 1] = (byte) bodyLength;
+        b[at + 2] = (byte) (bodyLength >>> 8);
+        b[at + 3] = (byte) (bodyLength >>> 16);
+        return at + SnappyFraming.CHUNK_HEADER;
+    }
+
+    /** Zeroes the buffered data (the stream is being abandoned). */
+    void discard() {
+        failed = true;
+        Arrays.fill(block, (byte) 0);
+        Arrays.fill(frame, (byte) 0);
     }
 
     /** Finishes the content and closes {@code out}. */

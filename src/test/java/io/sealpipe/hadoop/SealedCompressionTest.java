@@ -103,7 +103,7 @@ class SealedCompressionTest {
 
     @Test
     void randomSeeksAndPositionedReadsFromSeveralThreads() throws Exception {
-        byte[] plain = new byte[3 << 20];
+        byte[] plain = new byte[(3 << 20) + 12345]; // a short last frame
         byte[] text = TextLikeData.generate(3, plain.length / 2);
         System.arraycopy(text, 0, plain, 0, text.length);
         System.arraycopy(data(plain.length - text.length, 4), 0, plain, text.length, plain.length - text.length);
@@ -202,6 +202,132 @@ class SealedCompressionTest {
         org.apache.hadoop.fs.BlockLocation last = blocks[blocks.length - 1];
         assertEquals(300_000, last.getOffset() + last.getLength());
         assertEquals(0, fs.getFileBlockLocations(status, 300_000, 10).length);
+    }
+
+    @Test
+    void aReadTouchesOneFrameAndAClosedStreamRefusesReadsOfDecodedFrames() throws IOException {
+        byte[] plain = data(3 << 20, 8); // random: stored frames, about 4 chunks each
+        Path path = fixture.sealedPath("r");
+        write(fs, path, plain);
+        FSDataInputStream in = fs.open(path);
+        byte[] got = new byte[100];
+        in.readFully(1_500_000, got);
+        assertArrayEquals(Arrays.copyOfRange(plain, 1_500_000, 1_500_100), got);
+        long opened = in.getIOStatistics().counters().get(SealedFileSystem.CHUNKS_OPENED);
+        assertTrue(opened <= 8, "the final chunk, the index's and one frame's, not " + opened + " of about 200");
+
+        java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(70_000);
+        in.seek(2_000_000);
+        while (direct.hasRemaining()) {
+            assertTrue(in.read(direct) > 0);
+        }
+        direct.flip();
+        byte[] copy = new byte[70_000];
+        direct.get(copy);
+        assertArrayEquals(Arrays.copyOfRange(plain, 2_000_000, 2_070_000), copy, "a direct buffer");
+
+        in.close();
+        assertThrows(IOException.class, () -> in.readFully(1_500_000, got), "a frame decoded before close");
+        assertThrows(IOException.class, () -> in.read(1_500_000, got, 0, 1));
+    }
+
+    /**
+     * Contents that the key holder sealed but that are not what the writer makes: each read fails
+     * with an IOException saying what is wrong, not with wrong bytes or an unchecked exception.
+     */
+    @Test
+    void authenticatedButMalformedContentsFailWithTheReason() throws IOException {
+        byte[] plain = TextLikeData.generate(12, 3 * FRAME + 7);
+        java.io.ByteArrayOutputStream buffer = new java.io.ByteArrayOutputStream();
+        try (SnappyIndexedOutputStream out = new SnappyIndexedOutputStream(buffer)) {
+            out.write(plain);
+        }
+        byte[] content = buffer.toByteArray();
+        int trailer = content.length - 20;
+        int offsets = trailer - 4 - 8 * 4; // one offset chunk of 4 frames
+        long frame1 = SnappyIndexedOutputStream.longLe(content, offsets + 4 + 8);
+
+        assertArrayEquals(plain, readSealedContent(content), "the content as written");
+        assertMalformed(content, c -> c[offsets + 4] = 11, "frame 0 is indexed at 11");
+        assertMalformed(content, c -> c[trailer + 4 + 1] ^= 1, "frame 3 holds 7 bytes, not 263"); // U + 256
+        assertMalformed(content, c -> c[trailer + 4 + 2] ^= 1, "frame index is inconsistent"); // U + 65536: 5 frames
+        assertMalformed(content, c -> c[content.length - 1] = 'Y', "does not end with sealpipe's frame index");
+        assertMalformed(content, c -> c[(int) frame1] = 0x02, "frame 1 is not a data frame");
+        assertMalformed(content, c -> c[offsets] = (byte) 0x81, "offset chunk for frames 0..");
+        assertMalformed(content, c -> c[0] = 0, "does not start with the Snappy stream identifier");
+        assertMalformed(Arrays.copyOf(content, 25), c -> { }, "shorter than the smallest compressed file");
+    }
+
+    private interface Change {
+        void apply(byte[] content);
+    }
+
+    private void assertMalformed(byte[] content, Change change, String reason) throws IOException {
+        byte[] changed = content.clone();
+        change.apply(changed);
+        IOException e = assertThrows(IOException.class, () -> readSealedContent(changed), reason);
+        assertTrue(e.getMessage().contains(reason), e.getMessage());
+    }
+
+    /** Seals {@code content} as a compressed file's message under the key, then reads it through fs. */
+    private byte[] readSealedContent(byte[] content) throws IOException {
+        byte[] key = fixture.provider().getCurrentKey(SealedFixture.KEY).getMaterial();
+        GcmStreams streams = GcmStreams.builder().key(key).context(SealedKeys.SNAPPY_CONTEXT).build();
+        try (FSDataOutputStream stored = fixture.local().create(fixture.storedPath("m"), true);
+                java.io.OutputStream out = streams.encrypt(stored)) {
+            out.write(content);
+        }
+        return readAll(fs, fixture.sealedPath("m"));
+    }
+
+    @Test
+    void aWriteThatFailedNeverFinishesTheContent() throws IOException {
+        java.io.OutputStream failing = new java.io.OutputStream() {
+            private int writes;
+
+            @Override
+            public void write(int b) throws IOException {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) throws IOException {
+                if (++writes == 4) {
+                    throw new IOException("disk full");
+                }
+            }
+        };
+        SnappyIndexedOutputStream out = new SnappyIndexedOutputStream(failing);
+        byte[] frame = data(FRAME, 1);
+        out.write(frame); // random data: a stored frame, its header and its data (writes 2 and 3)
+        assertThrows(IOException.class, () -> out.write(frame)); // frame 1's header fails
+        IOException e = assertThrows(IOException.class, out::finish);
+        assertTrue(e.getMessage().contains("cannot be finished"), e.getMessage());
+    }
+
+    @Test
+    void scaledBlockLocationsAreBackToBackAndKeepOnlyTheRangeAsked() {
+        org.apache.hadoop.fs.BlockLocation[] stored = new org.apache.hadoop.fs.BlockLocation[3];
+        for (int i = 0; i < 3; i++) {
+            stored[i] = new org.apache.hadoop.fs.BlockLocation(new String[] {"h" + i}, new String[] {"h" + i}, 100L * i, 100);
+        }
+        org.apache.hadoop.fs.BlockLocation[] all = SealedFileSystem.scaled(stored.clone(), 300, 600, 0, 600);
+        assertEquals(3, all.length);
+        for (int i = 0; i < 3; i++) {
+            assertEquals(200L * i, all[i].getOffset());
+            assertEquals(200, all[i].getLength());
+        }
+        org.apache.hadoop.fs.BlockLocation[] middle = SealedFileSystem.scaled(copies(stored), 300, 600, 250, 10);
+        assertEquals(1, middle.length);
+        assertEquals(200, middle[0].getOffset());
+    }
+
+    private static org.apache.hadoop.fs.BlockLocation[] copies(org.apache.hadoop.fs.BlockLocation[] blocks) {
+        org.apache.hadoop.fs.BlockLocation[] c = new org.apache.hadoop.fs.BlockLocation[blocks.length];
+        for (int i = 0; i < blocks.length; i++) {
+            c[i] = new org.apache.hadoop.fs.BlockLocation(new String[] {"h" + i}, new String[] {"h" + i}, 100L * i, 100);
+        }
+        return c;
     }
 
     /** Replaces the stored file "t" through the local file system (its checksum file too). */

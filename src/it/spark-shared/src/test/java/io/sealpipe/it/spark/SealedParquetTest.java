@@ -36,7 +36,9 @@ import org.junit.jupiter.api.Test;
  * small part of the plaintext, and every stored file is a sealed message with a Parquet file
  * inside. Parquet 1.14 and 1.15 (Spark 4.0) call {@code hflush()} when they close a file, which a
  * sealed file refuses unless {@code sealpipe.fs.downgrade.syncable.exceptions} is set: without it
- * such a write fails naming the option and leaves no committed output.
+ * such a write fails naming the option and leaves no committed output. With
+ * {@code sealpipe.fs.compress=snappy}, a JSON data set in one file is stored compressed and read
+ * back in several splits, each seeking into the compressed content.
  */
 class SealedParquetTest {
     private static final Path TARGET = Path.of(System.getProperty("sealpipe.it.dir", "target"));
@@ -69,7 +71,7 @@ class SealedParquetTest {
 
     @Test
     void parquetOnSealedFilesGivesThePlainResultsAndReadsOnlyWhatTheFilterNeeds() throws Exception {
-        spark = session(true);
+        spark = session(true, "none");
         String sealed = "sfile://" + dir.resolve("sealed").toAbsolutePath();
         String plain = "file://" + dir.resolve("plain").toAbsolutePath();
         table(spark).write().parquet(sealed);
@@ -107,7 +109,7 @@ class SealedParquetTest {
 
     @Test
     void withoutTheDowngradeAParquetVersionThatFlushesOnCloseFailsNamingTheOption() throws Exception {
-        spark = session(false);
+        spark = session(false, "none");
         String sealed = "sfile://" + dir.resolve("strict").toAbsolutePath();
         if (flushesOnClose(org.apache.parquet.Version.VERSION_NUMBER)) {
             Exception e = assertThrows(Exception.class, () -> table(spark).write().parquet(sealed));
@@ -121,6 +123,35 @@ class SealedParquetTest {
         }
     }
 
+    /**
+     * With {@code sealpipe.fs.compress=snappy}, a JSON data set written as one file is stored
+     * compressed, listed with its uncompressed length, and read back in several splits, each
+     * starting in the middle of the file (so the reader seeks into the compressed content): the
+     * same rows as written.
+     */
+    @Test
+    void compressedJsonSplitsAndReadsBackTheSameRows() throws Exception {
+        spark = session(true, "snappy");
+        String sealed = "sfile://" + dir.resolve("json").toAbsolutePath();
+        Dataset<Row> rows = table(spark).drop("amount");
+        rows.coalesce(1).write().json(sealed);
+
+        List<Path> parts = partFiles(dir.resolve("json"));
+        assertEquals(1, parts.size(), "one part file: " + parts);
+        FileSystem fs = FileSystem.get(URI.create(sealed), spark.sparkContext().hadoopConfiguration());
+        org.apache.hadoop.fs.Path part = new org.apache.hadoop.fs.Path(sealed, parts.get(0).getFileName().toString());
+        long length = fs.getFileStatus(part).getLen();
+        long stored = Files.size(parts.get(0));
+        assertTrue(stored < length, "stored " + stored + " bytes of " + length + " uncompressed");
+
+        Dataset<Row> back = spark.read().schema(rows.schema()).json(sealed);
+        int splits = back.rdd().getNumPartitions();
+        assertTrue(splits > 1, "the file is read in several splits: " + splits);
+        assertEquals(ROWS, back.count());
+        assertEquals(0, back.exceptAll(rows).count(), "rows read back that were not written");
+        System.out.printf("compressed JSON: %d bytes stored for %d, read in %d splits%n", stored, length, splits);
+    }
+
     /** Parquet 1.14.0 to 1.15.x call {@code hflush()} in {@code HadoopPositionOutputStream.close()}. */
     private static boolean flushesOnClose(String parquetVersion) {
         String[] v = parquetVersion.split("[.-]");
@@ -129,7 +160,7 @@ class SealedParquetTest {
         return major == 1 && (minor == 14 || minor == 15);
     }
 
-    private SparkSession session(boolean downgrade) {
+    private SparkSession session(boolean downgrade, String compress) {
         return SparkSession.builder()
                 .master("local[2]")
                 .appName("sealed-parquet")
@@ -140,6 +171,9 @@ class SealedParquetTest {
                 .config("spark.hadoop." + SealedFileSystem.KEY_PROVIDER_PATH, "jceks://file" + keystore.toAbsolutePath())
                 .config("spark.hadoop." + SealedFileSystem.KEY_NAME, KEY)
                 .config("spark.hadoop." + SealedFileSystem.DOWNGRADE_SYNCABLE_EXCEPTIONS, Boolean.toString(downgrade))
+                .config("spark.hadoop." + SealedFileSystem.COMPRESS, compress)
+                // Splits of at most 4 MiB: a file of tens of MiB is read by several tasks.
+                .config("spark.sql.files.maxPartitionBytes", Integer.toString(4 << 20))
                 // Row groups of 512 KiB: several per file, each with its own statistics to skip by.
                 .config("spark.hadoop.parquet.block.size", Integer.toString(512 << 10))
                 .getOrCreate();
