@@ -376,6 +376,25 @@ public final class CtrStreams implements Destroyable {
         }
 
         /**
+         * The key of a {@link javax.crypto.SecretKey}: an AES key in RAW format, such as
+         * {@link Keys#secretKey} gives from a keystore or {@link Keys#generate} makes. Its bytes
+         * are copied as by {@link #key(byte[])} and the copy {@code getEncoded()} returned is
+         * wiped.
+         *
+         * @param key an AES key of 16, 24 or 32 bytes (AES-128, -192 or -256)
+         * @return this builder
+         * @throws IllegalArgumentException if it is not a raw AES key of that length
+         */
+        public Builder key(javax.crypto.SecretKey key) {
+            byte[] bytes = Keys.rawAes(key);
+            try {
+                return key(bytes);
+            } finally {
+                java.util.Arrays.fill(bytes, (byte) 0);
+            }
+        }
+
+        /**
          * The key bytes, copied once; the caller may wipe its array afterwards. The builder's
          * copy becomes the key of the first instance {@link #build()} makes, with no copy left
          * behind, and is zeroed by that instance's {@link CtrStreams#destroy()}. Later

@@ -438,6 +438,25 @@ public final class GcmStreams implements Destroyable {
         }
 
         /**
+         * The key of a {@link javax.crypto.SecretKey}: an AES key in RAW format, such as
+         * {@link Keys#secretKey} gives from a keystore or {@link Keys#generate} makes. Its bytes
+         * are copied as by {@link #key(byte[])} and the copy {@code getEncoded()} returned is
+         * wiped.
+         *
+         * @param key an AES key of 32 bytes (Cobblestone-256) or 16 bytes (Cobblestone-128)
+         * @return this builder
+         * @throws IllegalArgumentException if it is not a raw AES key of that length
+         */
+        public Builder key(javax.crypto.SecretKey key) {
+            byte[] bytes = Keys.rawAes(key);
+            try {
+                return key(bytes);
+            } finally {
+                java.util.Arrays.fill(bytes, (byte) 0);
+            }
+        }
+
+        /**
          * The input key bytes, copied once; the caller may wipe its array afterwards. The
          * builder's copy becomes the key of the first instance {@link #build()} makes, with no
          * copy left behind, and is zeroed by that instance's {@link GcmStreams#destroy()}. Later

@@ -7,6 +7,7 @@ import io.sealpipe.engine.EngineSettings;
 import io.sealpipe.engine.Engines;
 import io.sealpipe.engine.Operation;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -59,9 +60,31 @@ final class CipherOptions {
         String hex;
 
         @Option(names = "--key-file", paramLabel = "PATH", description = "A file holding the key: 16 or 32 raw bytes, or"
-                + " 32 or 64 hex digits (a trailing newline is fine), e.g. from openssl rand -hex 32.")
+                + " 32 or 64 hex digits (a trailing newline is fine), e.g. from sealpipe keygen --out PATH.")
         Path file;
+
+        @Option(names = "--key-env", paramLabel = "VAR", description = "An environment variable holding the key as 32 or"
+                + " 64 hex digits.")
+        String env;
+
+        @ArgGroup(exclusive = false)
+        KeystoreEntry keystore;
     }
+
+    /** A secret-key entry of a PKCS12 or JCEKS keystore. */
+    static final class KeystoreEntry {
+        @Option(names = "--keystore", required = true, paramLabel = "FILE", description = "A PKCS12 (.p12) or JCEKS"
+                + " keystore holding the key as a secret-key entry (with --key-alias); its password from"
+                + " --password-file, " + KeystorePassword.ENV + " or a prompt.")
+        Path file;
+
+        @Option(names = "--key-alias", required = true, paramLabel = "ALIAS", description = "The keystore entry's alias.")
+        String alias;
+    }
+
+    @Option(names = "--password-file", paramLabel = "FILE", description = "With --keystore: a file whose first line is"
+            + " the keystore's password (else " + KeystorePassword.ENV + ", else a prompt on the terminal).")
+    Path passwordFile;
 
     @ArgGroup(exclusive = true, multiplicity = "1")
     KeySource key;
@@ -94,6 +117,17 @@ final class CipherOptions {
     @Option(names = "--threads", paramLabel = "N", description = "Threads working on the stream: 1.."
             + Parallelism.MAX + " (default: one per available processor, at most 8). The output is the same for every N.")
     Integer threads;
+
+    @Option(names = "--force", description = "Replace an existing OUT (it keeps its permissions); without it an"
+            + " existing OUT is an error.")
+    boolean force;
+
+    /** An existing file OUT is replaced only with --force. */
+    void checkOutMayBeWritten() {
+        if (!Io.isStd(out) && Files.isRegularFile(Path.of(out)) && !force) {
+            throw bad("OUT exists: add --force to replace it (it keeps its permissions), or choose another name");
+        }
+    }
 
     @Parameters(index = "0", arity = "0..1", paramLabel = "IN", description = "Input file (default or -: standard input).")
     String in;
@@ -146,16 +180,27 @@ final class CipherOptions {
         return key.hex != null;
     }
 
-    /** The key bytes, checked against --aes; the caller zeroes them. */
-    byte[] keyBytes() {
+    /**
+     * The key bytes, checked against --aes; the caller zeroes them.
+     *
+     * @throws IOException if a keystore cannot be read or opened (exit 1)
+     */
+    byte[] keyBytes() throws IOException {
         if (aesBits != 128 && aesBits != 256) {
             throw bad(mode == Mode.gcm
                     ? "--mode gcm takes --aes 128 or 256 (Cobblestone-128 or -256)"
                     : "--aes must be 128 or 256");
         }
+        if (passwordFile != null && key.keystore == null) {
+            throw bad("--password-file is for --keystore");
+        }
         byte[] bytes;
         if (key.hex != null) {
             bytes = parseHex("--key-hex", key.hex);
+        } else if (key.env != null) {
+            bytes = fromEnvironment(key.env);
+        } else if (key.keystore != null) {
+            bytes = fromKeystore(key.keystore);
         } else {
             try {
                 bytes = KeyFile.read(key.file);
@@ -174,6 +219,48 @@ final class CipherOptions {
                     + (defaulted && n == 16 ? " (--aes 256 is the default: add --aes 128 for a 16-byte key)" : ""));
         }
         return bytes;
+    }
+
+    private byte[] fromEnvironment(String name) {
+        String value = System.getenv(name);
+        if (value == null || value.isEmpty()) {
+            throw bad("--key-env " + name + ": the environment variable is not set");
+        }
+        byte[] content = value.trim().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        try {
+            if (content.length != 32 && content.length != 64) {
+                throw bad("--key-env " + name + " must hold the key as 32 or 64 hex digits, not " + content.length
+                        + " characters");
+            }
+            return KeyFile.decode(content);
+        } catch (IllegalArgumentException e) {
+            throw bad("--key-env " + name + " must hold the key as 32 or 64 hex digits");
+        } finally {
+            Arrays.fill(content, (byte) 0);
+        }
+    }
+
+    /** The key of a keystore entry; a keystore that cannot be opened is a failure (exit 1). */
+    private byte[] fromKeystore(KeystoreEntry entry) throws IOException {
+        char[] password;
+        try {
+            password = KeystorePassword.read(passwordFile, entry.file);
+        } catch (IllegalArgumentException e) {
+            throw bad(e.getMessage());
+        } catch (IOException e) {
+            throw bad("cannot read --password-file: " + Io.reasonOnly(e));
+        }
+        try {
+            java.security.KeyStore store = io.sealpipe.Keys.loadKeyStore(entry.file, password);
+            javax.crypto.SecretKey secret = io.sealpipe.Keys.secretKey(store, entry.alias, password);
+            return secret.getEncoded();
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new IOException("--keystore " + entry.file + " does not exist");
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IOException(entry.file + ": " + e.getMessage(), e);
+        } finally {
+            Arrays.fill(password, '\0');
+        }
     }
 
     byte[] iv() {

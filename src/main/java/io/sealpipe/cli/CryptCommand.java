@@ -59,6 +59,7 @@ abstract class CryptCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         options.checkModeOptions();
         options.checkInIsNotOut();
+        options.checkOutMayBeWritten();
         if (raw() && options.compress != CipherOptions.Compression.none) {
             throw new UsageException(options.spec.commandLine(), "--raw is for decrypting without --compress");
         }
@@ -89,7 +90,7 @@ abstract class CryptCommand implements Callable<Integer> {
         return Main.OK;
     }
 
-    private Codec codec() {
+    private Codec codec() throws IOException {
         int threads = options.threads();
         byte[] key = options.keyBytes();
         Codec codec;

@@ -160,9 +160,19 @@ final class Io {
                 }
             }
             if (target != null) {
+                keepPermissions(temp, target);
                 Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             }
             committed = true;
+        }
+
+        /** A file replaced keeps its permissions (the new one is created readable by its owner only). */
+        private static void keepPermissions(Path temp, Path target) throws IOException {
+            try {
+                Files.setPosixFilePermissions(temp, Files.getPosixFilePermissions(target));
+            } catch (java.nio.file.NoSuchFileException | UnsupportedOperationException e) {
+                // A new file, or a file system without POSIX permissions: the temporary file's stay.
+            }
         }
 
         /** Removes the temporary file if the output was not committed, and the shutdown hook. */

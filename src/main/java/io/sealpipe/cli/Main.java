@@ -9,7 +9,8 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "sealpipe", mixinStandardHelpOptions = true, version = "sealpipe 0.1.0",
         description = "Fast encrypted streams for Hadoop-style storage: engines, CPU and OpenSSL report.",
-        subcommands = {InfoCommand.class, CryptCommand.Encrypt.class, CryptCommand.Decrypt.class, SpeedCommand.class})
+        subcommands = {InfoCommand.class, KeygenCommand.class, CryptCommand.Encrypt.class, CryptCommand.Decrypt.class,
+            SpeedCommand.class})
 public final class Main implements Runnable {
     static final int OK = 0;
     static final int FAILED = 1;

@@ -51,6 +51,12 @@ final class UsageErrors {
                 names.add(name(spec));
                 given |= spec.isOption() && isGiven((OptionSpec) spec, args);
             }
+            ArgSpec first = m.getMissing().isEmpty() ? null : m.getMissing().get(0);
+            if (!given && first != null && first.group() != null && first.group().exclusive()) {
+                // A group inside the exclusive one (--keystore with --key-alias), by its first option.
+                first.group().subgroups().forEach(g -> g.options().stream().findFirst()
+                        .filter(o -> !names.contains(o.longestName())).ifPresent(o -> names.add(o.longestName())));
+            }
             return given ? names.get(0) + " needs a value (" + m.getMissing().get(0).paramLabel() + ")"
                     : "required: " + String.join(" or ", names);
         }
@@ -104,6 +110,8 @@ final class UsageErrors {
         for (ArgGroupSpec group : cli.getCommandSpec().argGroups()) {
             List<String> names = new ArrayList<>();
             group.options().forEach(o -> names.add(o.longestName()));
+            // A group inside (--keystore with --key-alias) by its first option.
+            group.subgroups().forEach(g -> g.options().stream().findFirst().ifPresent(o -> names.add(o.longestName())));
             all.add(String.join(" or ", names));
         }
         return all.length() == 0 ? "these options" : all.toString();

@@ -178,7 +178,7 @@ class CompressCommandTest {
             Path sealed = dir.resolve("sealed");
             Path back = dir.resolve("back");
             Files.deleteIfExists(back);
-            assertEquals(0, run("encrypt", "--key-hex", KEY, in.toString(), sealed.toString()).code());
+            assertEquals(0, run("encrypt", "--force", "--key-hex", KEY, in.toString(), sealed.toString()).code());
             Result r = run("decrypt", "--key-hex", KEY, sealed.toString(), back.toString());
             assertEquals(plain == plains[2] ? 1 : 0, r.code(), r.err());
             assertEquals(plain != plains[2], Files.exists(back));
@@ -187,8 +187,8 @@ class CompressCommandTest {
         Path sealed = dir.resolve("id.sealed");
         assertEquals(0, run("encrypt", "--key-hex", KEY, Files.write(dir.resolve("id"), id).toString(),
                 sealed.toString()).code());
-        assertEquals(1, run("decrypt", "--key-hex", KEY, sealed.toString(), dir.resolve("back").toString()).code());
-        assertEquals(0, run("decrypt", "--raw", "--key-hex", KEY, sealed.toString(), dir.resolve("back").toString())
+        assertEquals(1, run("decrypt", "--force", "--key-hex", KEY, sealed.toString(), dir.resolve("back").toString()).code());
+        assertEquals(0, run("decrypt", "--force", "--raw", "--key-hex", KEY, sealed.toString(), dir.resolve("back").toString())
                 .code());
         assertArrayEquals(id, Files.readAllBytes(dir.resolve("back")));
     }

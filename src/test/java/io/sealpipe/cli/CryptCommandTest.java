@@ -117,7 +117,7 @@ class CryptCommandTest {
     void ioFailuresExitOneAndLeaveNoPartialOutput() throws Exception {
         Path out = dir.resolve("out");
         Files.writeString(out, "previous contents");
-        Result missing = run(ctr("encrypt", "256", KEY256, IV, dir.resolve("missing").toString(), out.toString()));
+        Result missing = run(ctr("encrypt", "256", KEY256, IV, "--force", dir.resolve("missing").toString(), out.toString()));
         assertEquals(1, missing.code(), missing.err());
         assertTrue(missing.err().contains("cannot read input") && missing.err().contains("missing"), missing.err());
         assertEquals("previous contents", Files.readString(out), "a failed run leaves OUT as it was");
@@ -126,7 +126,7 @@ class CryptCommandTest {
         assertEquals(1, noDir.code());
         assertTrue(noDir.err().contains("cannot write output") && noDir.err().contains("no such directory"), noDir.err());
 
-        Result isDir = run(ctr("encrypt", "256", KEY256, IV, dir.toString(), out.toString()));
+        Result isDir = run(ctr("encrypt", "256", KEY256, IV, "--force", dir.toString(), out.toString()));
         assertEquals(1, isDir.code());
         assertTrue(isDir.err().contains("is a directory"), isDir.err());
         try (var files = Files.list(dir)) {

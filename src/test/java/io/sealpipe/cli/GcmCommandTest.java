@@ -98,12 +98,13 @@ class GcmCommandTest {
             Path in = write("plain", plain);
             Path enc = dir.resolve("enc");
             Path dec = dir.resolve("dec");
-            Result e = run("encrypt", "--key-file", keyFile.toString(), "--engine", kind.id(), in.toString(), enc.toString());
+            Result e = run("encrypt", "--force", "--key-file", keyFile.toString(), "--engine", kind.id(), in.toString(),
+                    enc.toString());
             assertEquals(0, e.code(), e.err());
             assertEquals(sealedLength(size), Files.size(enc), "Cobblestone-256 length for " + size + " bytes");
             // The explicit spelling of the default reads it back.
-            Result d = run("decrypt", "--mode", "gcm", "--aes", "256", "--key-hex", KEY256, "--engine", kind.id(),
-                    enc.toString(), dec.toString());
+            Result d = run("decrypt", "--force", "--mode", "gcm", "--aes", "256", "--key-hex", KEY256, "--engine",
+                    kind.id(), enc.toString(), dec.toString());
             assertEquals(0, d.code(), d.err());
             assertArrayEquals(plain, Files.readAllBytes(dec), size + " bytes on " + kind.id());
         }
@@ -234,15 +235,16 @@ class GcmCommandTest {
 
         byte[] flipped = sealed.clone();
         flipped[HEADER + 2 * SEALED_CHUNK + 100] ^= 1;
-        Result r = run("decrypt", "--key-hex", KEY256, write("flipped", flipped).toString(), out.toString());
+        Result r = run("decrypt", "--force", "--key-hex", KEY256, write("flipped", flipped).toString(), out.toString());
         assertFailed(r, "chunk 2 ");
         assertTrue(r.err().contains("failed authentication") && r.err().contains("was left untouched"), r.err());
         assertFalse(Files.exists(out), "no OUT after a failed decryption");
 
-        // An existing OUT keeps its contents.
+        // An existing OUT keeps its contents, even with --force.
         Files.writeString(out, "previous contents");
         byte[] truncated = Arrays.copyOf(sealed, HEADER + 5 * SEALED_CHUNK);
-        Result t = run("decrypt", "--key-hex", KEY256, write("truncated", truncated).toString(), out.toString());
+        Result t = run("decrypt", "--force", "--key-hex", KEY256, write("truncated", truncated).toString(),
+                out.toString());
         assertFailed(t, "truncated");
         assertTrue(t.err().contains("ends with a full chunk (chunk 4)"), t.err());
         assertEquals("previous contents", Files.readString(out));
@@ -250,13 +252,13 @@ class GcmCommandTest {
         byte[] swapped = sealed.clone();
         System.arraycopy(sealed, HEADER, swapped, HEADER + SEALED_CHUNK, SEALED_CHUNK);
         System.arraycopy(sealed, HEADER + SEALED_CHUNK, swapped, HEADER, SEALED_CHUNK);
-        assertFailed(run("decrypt", "--key-hex", KEY256, write("swapped", swapped).toString(), out.toString()), "chunk 0 ");
+        assertFailed(run("decrypt", "--force", "--key-hex", KEY256, write("swapped", swapped).toString(), out.toString()), "chunk 0 ");
 
         byte[] extended = Arrays.copyOf(sealed, sealed.length + 1);
-        assertFailed(run("decrypt", "--key-hex", KEY256, write("extended", extended).toString(), out.toString()), "chunk 5 ");
+        assertFailed(run("decrypt", "--force", "--key-hex", KEY256, write("extended", extended).toString(), out.toString()), "chunk 5 ");
 
         byte[] header = Arrays.copyOf(sealed, 40);
-        assertFailed(run("decrypt", "--key-hex", KEY256, write("header", header).toString(), out.toString()), "header");
+        assertFailed(run("decrypt", "--force", "--key-hex", KEY256, write("header", header).toString(), out.toString()), "header");
         assertEquals("previous contents", Files.readString(out));
         assertNoTemporaryFiles();
     }

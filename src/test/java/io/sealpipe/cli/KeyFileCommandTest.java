@@ -72,7 +72,7 @@ class KeyFileCommandTest {
             for (String text : new String[] {key, key + "\n", key + "\r\n", upper, upper + "\n", mixed + "\r\n"}) {
                 Path keyFile = Files.writeString(dir.resolve("hex-" + aes), text, StandardCharsets.US_ASCII);
                 Path back = dir.resolve("back");
-                Result r = run("decrypt", "--aes", aes, "--key-file", keyFile.toString(), sealed.toString(),
+                Result r = run("decrypt", "--force", "--aes", aes, "--key-file", keyFile.toString(), sealed.toString(),
                         back.toString());
                 assertEquals(0, r.code(), aes + " " + text.replace("\r", "\\r").replace("\n", "\\n") + ": " + r.err());
                 assertArrayEquals(Files.readAllBytes(in), Files.readAllBytes(back));
