@@ -87,7 +87,8 @@ public final class Keys {
     }
 
     /**
-     * The AES key in a keystore's secret-key entry.
+     * The AES key in a keystore's secret-key entry (algorithm {@code AES}, or a transformation on
+     * it such as the {@code AES/CTR/NoPadding} of Hadoop's key providers).
      *
      * @param store a loaded keystore
      * @param alias the entry's alias
@@ -113,7 +114,7 @@ public final class Keys {
         } catch (UnrecoverableKeyException e) {
             throw new UnrecoverableKeyException("the password does not open the keystore entry '" + alias + "'");
         }
-        if (!(key instanceof SecretKey secret) || !"AES".equalsIgnoreCase(key.getAlgorithm())) {
+        if (!(key instanceof SecretKey secret) || !isAes(key.getAlgorithm())) {
             throw new KeyStoreException("the keystore entry '" + alias + "' holds a " + key.getAlgorithm()
                     + " key, not an AES key");
         }
@@ -129,6 +130,12 @@ public final class Keys {
         return secret;
     }
 
+    /** "AES", or a transformation on AES ("AES/CTR/NoPadding", as Hadoop's key providers store). */
+    private static boolean isAes(String algorithm) {
+        String a = algorithm == null ? "" : algorithm.toUpperCase(Locale.ROOT);
+        return a.equals("AES") || a.startsWith("AES/");
+    }
+
     /**
      * The raw bytes of an AES {@link SecretKey}, checked, in a new array the caller wipes.
      *
@@ -136,7 +143,7 @@ public final class Keys {
      */
     static byte[] rawAes(SecretKey key) {
         Objects.requireNonNull(key, "key");
-        if (!"AES".equalsIgnoreCase(key.getAlgorithm()) || !"RAW".equalsIgnoreCase(key.getFormat())) {
+        if (!isAes(key.getAlgorithm()) || !"RAW".equalsIgnoreCase(key.getFormat())) {
             throw new IllegalArgumentException("the key must be an AES key in RAW format, not " + key.getAlgorithm() + "/"
                     + key.getFormat());
         }

@@ -180,12 +180,20 @@ final class CipherOptions {
         return key.hex != null;
     }
 
+    /** A key and the name of its version ("the key" when there is only one). */
+    record KeyVersion(String name, byte[] key) {
+        void wipe() {
+            Arrays.fill(key, (byte) 0);
+        }
+    }
+
     /**
-     * The key bytes, checked against --aes; the caller zeroes them.
+     * The key, or with --keystore every version of it (the entry ALIAS and Hadoop's ALIAS@N
+     * entries), oldest first, checked against --aes; the caller wipes them.
      *
      * @throws IOException if a keystore cannot be read or opened (exit 1)
      */
-    byte[] keyBytes() throws IOException {
+    java.util.List<KeyVersion> keyVersions() throws IOException {
         if (aesBits != 128 && aesBits != 256) {
             throw bad(mode == Mode.gcm
                     ? "--mode gcm takes --aes 128 or 256 (Cobblestone-128 or -256)"
@@ -194,13 +202,29 @@ final class CipherOptions {
         if (passwordFile != null && key.keystore == null) {
             throw bad("--password-file is for --keystore");
         }
+        if (key.keystore != null) {
+            java.util.List<KeyVersion> versions = fromKeystore(key.keystore);
+            KeyVersion newest = versions.get(versions.size() - 1);
+            if (newest.key().length != aesBits / 8) {
+                int n = newest.key().length;
+                versions.forEach(KeyVersion::wipe);
+                throw bad(lengthMessage(n));
+            }
+            java.util.List<KeyVersion> usable = new java.util.ArrayList<>();
+            for (KeyVersion v : versions) {
+                if (v.key().length == aesBits / 8) {
+                    usable.add(v);
+                } else {
+                    v.wipe();
+                }
+            }
+            return usable;
+        }
         byte[] bytes;
         if (key.hex != null) {
             bytes = parseHex("--key-hex", key.hex);
         } else if (key.env != null) {
             bytes = fromEnvironment(key.env);
-        } else if (key.keystore != null) {
-            bytes = fromKeystore(key.keystore);
         } else {
             try {
                 bytes = KeyFile.read(key.file);
@@ -214,11 +238,15 @@ final class CipherOptions {
         if (bytes.length != aesBits / 8) {
             int n = bytes.length;
             java.util.Arrays.fill(bytes, (byte) 0);
-            boolean defaulted = !spec.commandLine().getParseResult().hasMatchedOption("--aes");
-            throw bad("the key is " + n + " bytes but --aes " + aesBits + " needs " + aesBits / 8
-                    + (defaulted && n == 16 ? " (--aes 256 is the default: add --aes 128 for a 16-byte key)" : ""));
+            throw bad(lengthMessage(n));
         }
-        return bytes;
+        return new java.util.ArrayList<>(java.util.List.of(new KeyVersion("the key", bytes)));
+    }
+
+    private String lengthMessage(int n) {
+        boolean defaulted = !spec.commandLine().getParseResult().hasMatchedOption("--aes");
+        return "the key is " + n + " bytes but --aes " + aesBits + " needs " + aesBits / 8
+                + (defaulted && n == 16 ? " (--aes 256 is the default: add --aes 128 for a 16-byte key)" : "");
     }
 
     private byte[] fromEnvironment(String name) {
@@ -240,8 +268,12 @@ final class CipherOptions {
         }
     }
 
-    /** The key of a keystore entry; a keystore that cannot be opened is a failure (exit 1). */
-    private byte[] fromKeystore(KeystoreEntry entry) throws IOException {
+    /**
+     * The versions of a keystore key, oldest first: the entry ALIAS itself if it is an AES key,
+     * then ALIAS@0, ALIAS@1, ... (how Hadoop's JCEKS key provider keeps a key's versions). A
+     * keystore that cannot be opened, or has none of them, is a failure (exit 1).
+     */
+    private java.util.List<KeyVersion> fromKeystore(KeystoreEntry entry) throws IOException {
         char[] password;
         try {
             password = KeystorePassword.read(passwordFile, entry.file);
@@ -250,13 +282,33 @@ final class CipherOptions {
         } catch (IOException e) {
             throw bad("cannot read --password-file: " + Io.reasonOnly(e));
         }
+        java.util.List<KeyVersion> versions = new java.util.ArrayList<>();
         try {
             java.security.KeyStore store = io.sealpipe.Keys.loadKeyStore(entry.file, password);
-            javax.crypto.SecretKey secret = io.sealpipe.Keys.secretKey(store, entry.alias, password);
-            return secret.getEncoded();
+            java.util.TreeMap<Integer, String> numbered = new java.util.TreeMap<>();
+            for (String alias : java.util.Collections.list(store.aliases())) {
+                if (alias.startsWith(entry.alias + "@") && alias.substring(entry.alias.length() + 1).matches("[0-9]{1,9}")) {
+                    numbered.put(Integer.parseInt(alias.substring(entry.alias.length() + 1)), alias);
+                }
+            }
+            java.security.GeneralSecurityException plainFailure = null;
+            try {
+                versions.add(new KeyVersion(entry.alias, io.sealpipe.Keys.secretKey(store, entry.alias, password)
+                        .getEncoded()));
+            } catch (java.security.GeneralSecurityException e) {
+                plainFailure = e; // Hadoop's keystores keep metadata under ALIAS itself
+            }
+            for (String alias : numbered.values()) {
+                versions.add(new KeyVersion(alias, io.sealpipe.Keys.secretKey(store, alias, password).getEncoded()));
+            }
+            if (versions.isEmpty()) {
+                throw plainFailure;
+            }
+            return versions;
         } catch (java.nio.file.NoSuchFileException e) {
             throw new IOException("--keystore " + entry.file + " does not exist");
         } catch (java.security.GeneralSecurityException e) {
+            versions.forEach(KeyVersion::wipe);
             throw new IOException(entry.file + ": " + e.getMessage(), e);
         } finally {
             Arrays.fill(password, '\0');

@@ -5,13 +5,17 @@ import io.sealpipe.CtrStreams;
 import io.sealpipe.GcmStreams;
 import io.sealpipe.SnappyStreams;
 import io.sealpipe.StreamAuthenticationException;
+import io.sealpipe.engine.CryptoEngine;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintWriter;
+import java.io.PushbackInputStream;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -63,47 +67,84 @@ abstract class CryptCommand implements Callable<Integer> {
         if (raw() && options.compress != CipherOptions.Compression.none) {
             throw new UsageException(options.spec.commandLine(), "--raw is for decrypting without --compress");
         }
-        Codec codec = codec();
-        if (options.keyOnCommandLine()) {
-            // Still accepted (scripts use it), once the arguments are known to be good.
-            options.spec.commandLine().getErr().println("sealpipe: warning: --key-hex shows the key to every user of"
-                    + " this machine (ps, /proc/PID/cmdline): use --key-file (raw bytes or hex)");
-        }
-        try (InputStream rawIn = open(options.in);
-                Io.Output output = create(options.out, options.spec.commandLine().getErr())) {
-            Io.Counting sink = new Io.Counting(output.stream);
-            try {
-                transfer(rawIn, sink, codec, encrypting());
-            } catch (StreamAuthenticationException | SnappyGuard.CompressedException e) {
-                // The stream released only authenticated plaintext, all of it before the failure
-                // (and none of a compressed one).
-                String where = !Io.isStd(options.out) ? options.out + " was left untouched"
-                        : sink.written() == 0 ? "nothing went to standard output"
-                        : "standard output got only the " + sink.written() + " authenticated bytes before it";
-                throw new IOException("cannot decrypt " + (Io.isStd(options.in) ? "standard input" : options.in) + ": "
-                        + e.getMessage() + "; " + where, e);
+        int threads = options.threads();
+        byte[] context = options.mode == CipherOptions.Mode.gcm ? options.context() : null;
+        CryptoEngine engine = options.engine();
+        List<CipherOptions.KeyVersion> versions = options.keyVersions();
+        Codec codec = null;
+        try {
+            if (encrypting() || versions.size() == 1) {
+                codec = codec(versions.get(versions.size() - 1).key(), context, engine, threads); // the newest
+            } else if (options.mode == CipherOptions.Mode.ctr) {
+                throw new UsageException(options.spec.commandLine(), "ctr files carry no key commitment to find their key"
+                        + " version by: name the version (--key-alias " + versions.get(versions.size() - 1).name() + ")");
             }
-            output.commit();
+            if (options.keyOnCommandLine()) {
+                // Still accepted (scripts use it), once the arguments are known to be good.
+                options.spec.commandLine().getErr().println("sealpipe: warning: --key-hex shows the key to every user of"
+                        + " this machine (ps, /proc/PID/cmdline): use --key-file (raw bytes or hex)");
+            }
+            try (InputStream opened = open(options.in);
+                    Io.Output output = create(options.out, options.spec.commandLine().getErr())) {
+                InputStream rawIn = opened;
+                if (codec == null) {
+                    // Several key versions: the one whose commitment matches the header.
+                    PushbackInputStream peek = new PushbackInputStream(opened, GcmStreams.HEADER_LENGTH);
+                    byte[] header = peek.readNBytes(GcmStreams.HEADER_LENGTH);
+                    peek.unread(header);
+                    rawIn = peek;
+                    codec = codec(matching(versions, header, context), context, engine, threads);
+                }
+                Io.Counting sink = new Io.Counting(output.stream);
+                try {
+                    transfer(rawIn, sink, codec, encrypting());
+                } catch (StreamAuthenticationException | SnappyGuard.CompressedException e) {
+                    // The stream released only authenticated plaintext, all of it before the failure
+                    // (and none of a compressed one).
+                    String where = !Io.isStd(options.out) ? options.out + " was left untouched"
+                            : sink.written() == 0 ? "nothing went to standard output"
+                            : "standard output got only the " + sink.written() + " authenticated bytes before it";
+                    throw new IOException("cannot decrypt " + (Io.isStd(options.in) ? "standard input" : options.in) + ": "
+                            + e.getMessage() + "; " + where, e);
+                }
+                output.commit();
+            }
         } finally {
-            codec.destroy().run();
+            versions.forEach(CipherOptions.KeyVersion::wipe);
+            if (codec != null) {
+                codec.destroy().run();
+            }
         }
         return Main.OK;
     }
 
-    private Codec codec() throws IOException {
-        int threads = options.threads();
-        byte[] key = options.keyBytes();
-        Codec codec;
-        try {
-            if (options.mode == CipherOptions.Mode.gcm) {
-                codec = Codec.of(GcmStreams.builder().key(key).context(options.context()).engine(options.engine())
-                        .parallelism(threads).build());
-            } else {
-                codec = Codec.of(CtrStreams.builder().key(key).iv(options.iv()).engine(options.engine())
-                        .parallelism(threads).build());
+    /** The version whose key commitment matches {@code header}, or a failure naming those tried. */
+    private byte[] matching(List<CipherOptions.KeyVersion> versions, byte[] header, byte[] context) throws IOException {
+        if (header.length == GcmStreams.HEADER_LENGTH) {
+            for (CipherOptions.KeyVersion v : versions) {
+                GcmStreams streams = GcmStreams.builder().key(v.key()).context(context).build();
+                try {
+                    if (streams.matchesHeader(header)) {
+                        return v.key();
+                    }
+                } finally {
+                    streams.destroy();
+                }
             }
-        } finally {
-            Arrays.fill(key, (byte) 0);
+        }
+        throw new IOException("cannot decrypt " + (Io.isStd(options.in) ? "standard input" : options.in) + ": no version"
+                + " of the key matches its key commitment (tried " + versions.stream().map(CipherOptions.KeyVersion::name)
+                .collect(Collectors.joining(", ")) + "): it was written under another key or context, or is not a"
+                + " sealpipe gcm file; " + (Io.isStd(options.out) ? "nothing went to standard output" : options.out
+                + " was left untouched"));
+    }
+
+    private Codec codec(byte[] key, byte[] context, CryptoEngine engine, int threads) {
+        Codec codec;
+        if (options.mode == CipherOptions.Mode.gcm) {
+            codec = Codec.of(GcmStreams.builder().key(key).context(context).engine(engine).parallelism(threads).build());
+        } else {
+            codec = Codec.of(CtrStreams.builder().key(key).iv(options.iv()).engine(engine).parallelism(threads).build());
         }
         if (options.compress == CipherOptions.Compression.snappy) {
             codec = codec.compressedWith(SnappyStreams.builder().parallelism(threads).build());

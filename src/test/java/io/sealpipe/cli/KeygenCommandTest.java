@@ -175,4 +175,64 @@ class KeygenCommandTest {
         assertEquals("new contents", Files.readString(back));
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(back)), "a new OUT: owner only");
     }
+
+    /**
+     * A keystore laid out as Hadoop's JCEKS key provider keeps a rolled key (metadata under
+     * "data", versions as "data@0", "data@1", AES/CTR/NoPadding entries): encrypt uses the newest,
+     * decrypt finds the version whose commitment matches, and a file under another key fails with
+     * exit 1 naming the versions tried.
+     */
+    @Test
+    void keyVersionsInAKeystoreDecryptFilesWrittenUnderEach() throws Exception {
+        byte[] v0 = Keys.generate(256).getEncoded();
+        byte[] v1 = Keys.generate(256).getEncoded();
+        Path keystore = dir.resolve("keys.jceks");
+        KeyStore store = KeyStore.getInstance("JCEKS");
+        store.load(null, null);
+        KeyStore.PasswordProtection protection = new KeyStore.PasswordProtection(PASSWORD.toCharArray());
+        store.setEntry("data", new KeyStore.SecretKeyEntry(new javax.crypto.spec.SecretKeySpec(new byte[40], "KeyMetadata")),
+                protection);
+        store.setEntry("data@0", new KeyStore.SecretKeyEntry(new javax.crypto.spec.SecretKeySpec(v0, "AES/CTR/NoPadding")),
+                protection);
+        store.setEntry("data@1", new KeyStore.SecretKeyEntry(new javax.crypto.spec.SecretKeySpec(v1, "AES/CTR/NoPadding")),
+                protection);
+        try (var out = Files.newOutputStream(keystore)) {
+            store.store(out, PASSWORD.toCharArray());
+        }
+        Path password = passwordFile(PASSWORD);
+        Path in = dir.resolve("plain");
+        Files.writeString(in, "written before and after a key roll\n".repeat(2000));
+        Path old = dir.resolve("old.key");
+        Files.writeString(old, HexFormat.of().formatHex(v0));
+        assertEquals(0, run("encrypt", "--key-file", old.toString(), in.toString(), dir.resolve("under-v0").toString()).code());
+        assertEquals(0, run("encrypt", "--keystore", keystore.toString(), "--key-alias", "data", "--password-file",
+                password.toString(), in.toString(), dir.resolve("under-newest").toString()).code());
+        Path newest = dir.resolve("newest.key");
+        Files.writeString(newest, HexFormat.of().formatHex(v1));
+        Result withV1 = run("decrypt", "--key-file", newest.toString(), dir.resolve("under-newest").toString(),
+                dir.resolve("check").toString());
+        assertEquals(0, withV1.code(), "encrypt used the newest version: " + withV1.err());
+
+        for (String file : new String[] {"under-v0", "under-newest"}) {
+            Path back = dir.resolve("back-" + file);
+            Result r = run("decrypt", "--keystore", keystore.toString(), "--key-alias", "data", "--password-file",
+                    password.toString(), dir.resolve(file).toString(), back.toString());
+            assertEquals(0, r.code(), file + ": " + r.err());
+            assertArrayEquals(Files.readAllBytes(in), Files.readAllBytes(back), file);
+        }
+
+        Path other = dir.resolve("other.key");
+        assertEquals(0, run("keygen", "--out", other.toString()).code());
+        assertEquals(0, run("encrypt", "--key-file", other.toString(), in.toString(), dir.resolve("foreign").toString())
+                .code());
+        Result foreign = run("decrypt", "--keystore", keystore.toString(), "--key-alias", "data", "--password-file",
+                password.toString(), dir.resolve("foreign").toString(), dir.resolve("nope").toString());
+        assertEquals(1, foreign.code(), foreign.err());
+        assertTrue(foreign.err().contains("no version of the key matches") && foreign.err().contains("data@0, data@1"),
+                foreign.err());
+        assertFalse(Files.exists(dir.resolve("nope")));
+        for (byte[] k : new byte[][] {v0, v1}) {
+            assertFalse(foreign.err().contains(HexFormat.of().formatHex(k)), "a key in: " + foreign.err());
+        }
+    }
 }
