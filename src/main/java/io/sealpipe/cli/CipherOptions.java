@@ -199,120 +199,28 @@ final class CipherOptions {
                     ? "--mode gcm takes --aes 128 or 256 (Cobblestone-128 or -256)"
                     : "--aes must be 128 or 256");
         }
-        if (passwordFile != null && key.keystore == null) {
-            throw bad("--password-file is for --keystore");
-        }
-        if (key.keystore != null) {
-            java.util.List<KeyVersion> versions = fromKeystore(key.keystore);
-            KeyVersion newest = versions.get(versions.size() - 1);
-            if (newest.key().length != aesBits / 8) {
-                int n = newest.key().length;
-                versions.forEach(KeyVersion::wipe);
-                throw bad(lengthMessage(n));
-            }
-            java.util.List<KeyVersion> usable = new java.util.ArrayList<>();
-            for (KeyVersion v : versions) {
-                if (v.key().length == aesBits / 8) {
-                    usable.add(v);
-                } else {
-                    v.wipe();
-                }
-            }
-            return usable;
-        }
-        byte[] bytes;
-        if (key.hex != null) {
-            bytes = parseHex("--key-hex", key.hex);
-        } else if (key.env != null) {
-            bytes = fromEnvironment(key.env);
-        } else {
-            try {
-                bytes = KeyFile.read(key.file);
-            } catch (IOException e) {
-                // Not the path: it may be the key itself, given to --key-file instead of --key-hex.
-                throw bad("cannot read --key-file: " + Io.reasonOnly(e));
-            } catch (IllegalArgumentException e) {
-                throw bad(e.getMessage());
-            }
-        }
-        if (bytes.length != aesBits / 8) {
-            int n = bytes.length;
-            java.util.Arrays.fill(bytes, (byte) 0);
+        java.util.List<KeyVersion> versions = KeySources.versions(key, passwordFile, spec);
+        KeyVersion newest = versions.get(versions.size() - 1);
+        if (newest.key().length != aesBits / 8) {
+            int n = newest.key().length;
+            versions.forEach(KeyVersion::wipe);
             throw bad(lengthMessage(n));
         }
-        return new java.util.ArrayList<>(java.util.List.of(new KeyVersion("the key", bytes)));
+        java.util.List<KeyVersion> usable = new java.util.ArrayList<>();
+        for (KeyVersion v : versions) {
+            if (v.key().length == aesBits / 8) {
+                usable.add(v);
+            } else {
+                v.wipe(); // an older version of another size cannot have written this mode and size
+            }
+        }
+        return usable;
     }
 
     private String lengthMessage(int n) {
         boolean defaulted = !spec.commandLine().getParseResult().hasMatchedOption("--aes");
         return "the key is " + n + " bytes but --aes " + aesBits + " needs " + aesBits / 8
                 + (defaulted && n == 16 ? " (--aes 256 is the default: add --aes 128 for a 16-byte key)" : "");
-    }
-
-    private byte[] fromEnvironment(String name) {
-        String value = System.getenv(name);
-        if (value == null || value.isEmpty()) {
-            throw bad("--key-env " + name + ": the environment variable is not set");
-        }
-        byte[] content = value.trim().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-        try {
-            if (content.length != 32 && content.length != 64) {
-                throw bad("--key-env " + name + " must hold the key as 32 or 64 hex digits, not " + content.length
-                        + " characters");
-            }
-            return KeyFile.decode(content);
-        } catch (IllegalArgumentException e) {
-            throw bad("--key-env " + name + " must hold the key as 32 or 64 hex digits");
-        } finally {
-            Arrays.fill(content, (byte) 0);
-        }
-    }
-
-    /**
-     * The versions of a keystore key, oldest first: the entry ALIAS itself if it is an AES key,
-     * then ALIAS@0, ALIAS@1, ... (how Hadoop's JCEKS key provider keeps a key's versions). A
-     * keystore that cannot be opened, or has none of them, is a failure (exit 1).
-     */
-    private java.util.List<KeyVersion> fromKeystore(KeystoreEntry entry) throws IOException {
-        char[] password;
-        try {
-            password = KeystorePassword.read(passwordFile, entry.file);
-        } catch (IllegalArgumentException e) {
-            throw bad(e.getMessage());
-        } catch (IOException e) {
-            throw bad("cannot read --password-file: " + Io.reasonOnly(e));
-        }
-        java.util.List<KeyVersion> versions = new java.util.ArrayList<>();
-        try {
-            java.security.KeyStore store = io.sealpipe.Keys.loadKeyStore(entry.file, password);
-            java.util.TreeMap<Integer, String> numbered = new java.util.TreeMap<>();
-            for (String alias : java.util.Collections.list(store.aliases())) {
-                if (alias.startsWith(entry.alias + "@") && alias.substring(entry.alias.length() + 1).matches("[0-9]{1,9}")) {
-                    numbered.put(Integer.parseInt(alias.substring(entry.alias.length() + 1)), alias);
-                }
-            }
-            java.security.GeneralSecurityException plainFailure = null;
-            try {
-                versions.add(new KeyVersion(entry.alias, io.sealpipe.Keys.secretKey(store, entry.alias, password)
-                        .getEncoded()));
-            } catch (java.security.GeneralSecurityException e) {
-                plainFailure = e; // Hadoop's keystores keep metadata under ALIAS itself
-            }
-            for (String alias : numbered.values()) {
-                versions.add(new KeyVersion(alias, io.sealpipe.Keys.secretKey(store, alias, password).getEncoded()));
-            }
-            if (versions.isEmpty()) {
-                throw plainFailure;
-            }
-            return versions;
-        } catch (java.nio.file.NoSuchFileException e) {
-            throw new IOException("--keystore " + entry.file + " does not exist");
-        } catch (java.security.GeneralSecurityException e) {
-            versions.forEach(KeyVersion::wipe);
-            throw new IOException(entry.file + ": " + e.getMessage(), e);
-        } finally {
-            Arrays.fill(password, '\0');
-        }
     }
 
     byte[] iv() {

@@ -1,0 +1,108 @@
+package io.sealpipe.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sealpipe.GcmStreams;
+import io.sealpipe.Keys;
+import io.sealpipe.cli.CliRun.Result;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code sealpipe inspect}: lengths without a key; version, end and compression with one. */
+class InspectCommandTest {
+    private static final String PASSWORD = "inspect password";
+
+    @TempDir
+    Path dir;
+
+    private static JsonNode json(Result r) throws Exception {
+        return new ObjectMapper().readTree(r.out());
+    }
+
+    @Test
+    void withoutAKeyOnlyTheLengthsAndWithTheMatchingVersionTheEndAndCompression() throws Exception {
+        byte[] v0 = Keys.generate(256).getEncoded();
+        byte[] v1 = Keys.generate(256).getEncoded();
+        Path keystore = dir.resolve("keys.p12");
+        KeyStore store = KeyStore.getInstance("PKCS12");
+        store.load(null, null);
+        KeyStore.PasswordProtection protection = new KeyStore.PasswordProtection(PASSWORD.toCharArray());
+        store.setEntry("data@0", new KeyStore.SecretKeyEntry(new javax.crypto.spec.SecretKeySpec(v0, "AES")), protection);
+        store.setEntry("data@1", new KeyStore.SecretKeyEntry(new javax.crypto.spec.SecretKeySpec(v1, "AES")), protection);
+        try (var out = Files.newOutputStream(keystore)) {
+            store.store(out, PASSWORD.toCharArray());
+        }
+        Path password = Files.writeString(dir.resolve("password"), PASSWORD);
+        Path oldKey = Files.writeString(dir.resolve("old.key"), HexFormat.of().formatHex(v0));
+        byte[] plain = new byte[40_000];
+        new Random(2).nextBytes(plain);
+        Path in = Files.write(dir.resolve("plain"), plain);
+        Path sealed = dir.resolve("sealed");
+        assertEquals(0, CliRun.run("encrypt", "--key-file", oldKey.toString(), "--compress", "snappy", in.toString(),
+                sealed.toString()).code());
+
+        Result bare = CliRun.run("inspect", "--json", sealed.toString());
+        assertEquals(0, bare.code(), bare.err());
+        JsonNode b = json(bare);
+        assertEquals("gcm", b.get("format").asText());
+        assertEquals(Files.size(sealed), b.get("stored_length").asLong());
+        assertEquals(GcmStreams.plaintextLength(Files.size(sealed)), b.get("plaintext_length").asLong());
+        assertEquals((Files.size(sealed) - 56) / 16400 + 1, b.get("chunks").asLong());
+        assertFalse(b.has("ends_properly"), "no key: the end is not checked");
+
+        Result keyed = CliRun.run("inspect", "--json", "--keystore", keystore.toString(), "--key-alias", "data",
+                "--password-file", password.toString(), sealed.toString());
+        assertEquals(0, keyed.code(), keyed.err());
+        JsonNode k = json(keyed);
+        assertEquals("data@0", k.get("key_version").asText());
+        assertEquals("Cobblestone-256", k.get("variant").asText());
+        assertTrue(k.get("ends_properly").asBoolean());
+        assertEquals("snappy", k.get("compressed").asText());
+
+        Result text = CliRun.run("inspect", "--key-file", oldKey.toString(), sealed.toString());
+        assertEquals(0, text.code(), text.err());
+        assertTrue(text.out().contains("ends properly:    true") && text.out().contains("key version:      the key"),
+                text.out());
+
+        // Cut inside the final chunk: a length a message can have, so only the key tells.
+        byte[] bytes = Files.readAllBytes(sealed);
+        Path cut = Files.write(dir.resolve("cut"), Arrays.copyOf(bytes, bytes.length - 5));
+        assertEquals(0, CliRun.run("inspect", cut.toString()).code());
+        Result cutKeyed = CliRun.run("inspect", "--json", "--key-file", oldKey.toString(), cut.toString());
+        assertEquals(1, cutKeyed.code());
+        assertFalse(json(cutKeyed).get("ends_properly").asBoolean());
+
+        Path other = Files.writeString(dir.resolve("other.key"), HexFormat.of().formatHex(Keys.generate(256).getEncoded()));
+        Result wrong = CliRun.run("inspect", "--key-file", other.toString(), sealed.toString());
+        assertEquals(1, wrong.code());
+        assertTrue(wrong.out().contains("no version of the key matches"), wrong.out());
+        for (Result r : new Result[] {bare, keyed, text, cutKeyed, wrong}) {
+            for (byte[] key : new byte[][] {v0, v1}) {
+                assertFalse((r.out() + r.err()).contains(HexFormat.of().formatHex(key)), "a key in the output");
+            }
+            assertFalse((r.out() + r.err()).contains(PASSWORD), "the password in the output");
+        }
+    }
+
+    @Test
+    void aFileNoMessageCanBeIsUnrecognisedAndAMissingFileFails() throws Exception {
+        Path odd = Files.write(dir.resolve("odd"), new byte[60]);
+        Result r = CliRun.run("inspect", "--json", odd.toString());
+        assertEquals(0, r.code(), r.err());
+        assertEquals("unrecognised", json(r).get("format").asText());
+        assertTrue(json(r).get("note").asText().contains("CTR files"), r.out());
+        Result missing = CliRun.run("inspect", dir.resolve("missing").toString());
+        assertEquals(1, missing.code());
+        assertTrue(missing.err().contains("no such file"), missing.err());
+    }
+}
