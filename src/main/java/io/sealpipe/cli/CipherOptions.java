@@ -118,6 +118,9 @@ final class CipherOptions {
             + Parallelism.MAX + " (default: one per available processor, at most 8). The output is the same for every N.")
     Integer threads;
 
+    @Option(names = {"-q", "--quiet"}, description = "No progress bar (shown on a terminal for input files over 4 MB).")
+    boolean quiet;
+
     @Option(names = "--force", description = "Replace an existing OUT (it keeps its permissions); without it an"
             + " existing OUT is an error.")
     boolean force;

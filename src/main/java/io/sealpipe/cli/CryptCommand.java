@@ -85,11 +85,13 @@ abstract class CryptCommand implements Callable<Integer> {
                         + " this machine (ps, /proc/PID/cmdline): use --key-file (raw bytes or hex)");
             }
             try (InputStream opened = open(options.in);
-                    Io.Output output = create(options.out, options.spec.commandLine().getErr())) {
-                InputStream rawIn = opened;
+                    Io.Output output = create(options.out, options.spec.commandLine().getErr());
+                    InputStream progress = Progress.wrap(opened, options.in, encrypting() ? "encrypt" : "decrypt",
+                            options.quiet)) {
+                InputStream rawIn = progress;
                 if (codec == null) {
                     // Several key versions: the one whose commitment matches the header.
-                    PushbackInputStream peek = new PushbackInputStream(opened, GcmStreams.HEADER_LENGTH);
+                    PushbackInputStream peek = new PushbackInputStream(rawIn, GcmStreams.HEADER_LENGTH);
                     byte[] header = peek.readNBytes(GcmStreams.HEADER_LENGTH);
                     peek.unread(header);
                     rawIn = peek;

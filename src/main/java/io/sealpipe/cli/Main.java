@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
 @Command(name = "sealpipe", mixinStandardHelpOptions = true, version = "sealpipe 0.1.0",
         description = "Fast encrypted streams for Hadoop-style storage: engines, CPU and OpenSSL report.",
         subcommands = {InfoCommand.class, KeygenCommand.class, CryptCommand.Encrypt.class, CryptCommand.Decrypt.class,
-            InspectCommand.class,
+            InspectCommand.class, picocli.AutoComplete.GenerateCompletion.class,
             SpeedCommand.class})
 public final class Main implements Runnable {
     static final int OK = 0;
