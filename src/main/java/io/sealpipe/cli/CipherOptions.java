@@ -69,6 +69,20 @@ final class CipherOptions {
 
         @ArgGroup(exclusive = false)
         KeystoreEntry keystore;
+
+        @ArgGroup(exclusive = false)
+        ProviderKey provider;
+    }
+
+    /** A key of a Hadoop KeyProvider, with its versions. */
+    static final class ProviderKey {
+        @Option(names = "--key-provider", required = true, paramLabel = "URI", description = "A Hadoop KeyProvider:"
+                + " jceks://file/PATH (read directly; password from --password-file, HADOOP_KEYSTORE_PASSWORD, or"
+                + " Hadoop's default), or any other (kms://...) through hadoop-common on the class path.")
+        String uri;
+
+        @Option(names = "--key-name", required = true, paramLabel = "NAME", description = "The key's name in the provider.")
+        String name;
     }
 
     /** A secret-key entry of a PKCS12 or JCEKS keystore. */

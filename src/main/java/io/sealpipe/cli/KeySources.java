@@ -30,11 +30,14 @@ final class KeySources {
      * @throws IOException if a keystore cannot be read or opened (exit 1)
      */
     static List<KeyVersion> versions(KeySource key, Path passwordFile, CommandSpec spec) throws IOException {
-        if (passwordFile != null && key.keystore == null) {
-            throw bad(spec, "--password-file is for --keystore");
+        if (passwordFile != null && key.keystore == null && key.provider == null) {
+            throw bad(spec, "--password-file is for --keystore or --key-provider");
         }
         if (key.keystore != null) {
             return fromKeystore(key.keystore, passwordFile, spec);
+        }
+        if (key.provider != null) {
+            return fromProvider(key.provider, passwordFile, spec);
         }
         byte[] bytes;
         if (key.hex != null) {
@@ -126,6 +129,74 @@ final class KeySources {
             throw new IOException(entry.file + ": " + e.getMessage(), e);
         } finally {
             Arrays.fill(password, '\0');
+        }
+    }
+
+    /** Hadoop's JavaKeyStoreProvider password when none is configured. */
+    private static final String HADOOP_DEFAULT_PASSWORD = "none";
+
+    /**
+     * The versions of a key in a Hadoop KeyProvider, oldest first. A {@code jceks://file/PATH}
+     * (or {@code localjceks://file/PATH}) keystore is read directly: Hadoop keeps version N of
+     * key K as the entry K@N, under the password of {@code HADOOP_KEYSTORE_PASSWORD} or "none".
+     * Other providers go through hadoop-common's {@code KeyProviderFactory}, when it is on the
+     * class path.
+     */
+    private static List<KeyVersion> fromProvider(CipherOptions.ProviderKey key, Path passwordFile, CommandSpec spec)
+            throws IOException {
+        java.net.URI uri;
+        try {
+            uri = new java.net.URI(key.uri);
+        } catch (java.net.URISyntaxException e) {
+            throw bad(spec, "--key-provider is not a URI: " + e.getReason());
+        }
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme();
+        if ((scheme.equals("jceks") || scheme.equals("localjceks")) && "file".equals(uri.getAuthority())) {
+            char[] password;
+            if (passwordFile != null) {
+                password = KeystorePassword.read(passwordFile, Path.of(uri.getPath()));
+            } else {
+                String env = System.getenv("HADOOP_KEYSTORE_PASSWORD");
+                password = (env != null ? env : HADOOP_DEFAULT_PASSWORD).toCharArray();
+            }
+            try {
+                List<KeyVersion> versions = numberedVersions(Path.of(uri.getPath()), key.name, password);
+                if (versions.isEmpty()) {
+                    throw new IOException("--key-provider " + key.uri + " has no version of the key '" + key.name
+                            + "' (entries " + key.name + "@N)");
+                }
+                return versions;
+            } finally {
+                Arrays.fill(password, '\0');
+            }
+        }
+        if (KeySources.class.getClassLoader().getResource("org/apache/hadoop/crypto/key/KeyProviderFactory.class") == null) {
+            throw bad(spec, "--key-provider " + scheme + "://... needs hadoop-common on the class path (only jceks://file/..."
+                    + " is read without it)");
+        }
+        return HadoopKeyProvider.versions(key.uri, key.name);
+    }
+
+    /** The entries NAME@0, NAME@1, ... of a JCEKS or PKCS12 keystore, in version order. */
+    private static List<KeyVersion> numberedVersions(Path file, String name, char[] password) throws IOException {
+        List<KeyVersion> versions = new ArrayList<>();
+        try {
+            java.security.KeyStore store = io.sealpipe.Keys.loadKeyStore(file, password);
+            java.util.TreeMap<Integer, String> numbered = new java.util.TreeMap<>();
+            for (String alias : java.util.Collections.list(store.aliases())) {
+                if (alias.startsWith(name + "@") && alias.substring(name.length() + 1).matches("[0-9]{1,9}")) {
+                    numbered.put(Integer.parseInt(alias.substring(name.length() + 1)), alias);
+                }
+            }
+            for (String alias : numbered.values()) {
+                versions.add(new KeyVersion(alias, io.sealpipe.Keys.secretKey(store, alias, password).getEncoded()));
+            }
+            return versions;
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new IOException(file + " does not exist");
+        } catch (java.security.GeneralSecurityException e) {
+            versions.forEach(KeyVersion::wipe);
+            throw new IOException(file + ": " + e.getMessage(), e);
         }
     }
 }

@@ -105,4 +105,58 @@ class InspectCommandTest {
         assertEquals(1, missing.code());
         assertTrue(missing.err().contains("no such file"), missing.err());
     }
+
+    /**
+     * A Hadoop {@code jceks://file/...} key provider with two versions of a key (made and rolled
+     * through Hadoop's own API): files written under each decrypt, {@code inspect} names the
+     * version, and a file under another key gives exit 1 naming the versions tried.
+     */
+    @Test
+    void aHadoopKeyProviderWithTwoVersions() throws Exception {
+        java.net.URI uri = java.net.URI.create("jceks://file" + dir.resolve("hadoop.jceks").toAbsolutePath());
+        org.apache.hadoop.crypto.key.KeyProvider provider = org.apache.hadoop.crypto.key.KeyProviderFactory.get(uri,
+                new org.apache.hadoop.conf.Configuration(false));
+        org.apache.hadoop.crypto.key.KeyProvider.Options options =
+                new org.apache.hadoop.crypto.key.KeyProvider.Options(new org.apache.hadoop.conf.Configuration(false));
+        options.setBitLength(256);
+        provider.createKey("data", options);
+        provider.flush();
+        Path in = Files.writeString(dir.resolve("plain"), "a table's rows\n".repeat(3000));
+        String[] key = {"--key-provider", uri.toString(), "--key-name", "data"};
+        assertEquals(0, CliRun.run(concat(new String[] {"encrypt"}, key, in.toString(), dir.resolve("v0").toString())).code());
+        provider.rollNewVersion("data");
+        provider.flush();
+        provider.close();
+        Result second = CliRun.run(concat(new String[] {"encrypt"}, key, in.toString(), dir.resolve("v1").toString()));
+        assertEquals(0, second.code(), second.err());
+
+        for (String file : new String[] {"v0", "v1"}) {
+            Result back = CliRun.run(concat(new String[] {"decrypt"}, key, dir.resolve(file).toString(),
+                    dir.resolve(file + ".back").toString()));
+            assertEquals(0, back.code(), back.err());
+            assertEquals(Files.readString(in), Files.readString(dir.resolve(file + ".back")));
+            Result inspected = CliRun.run(concat(new String[] {"inspect", "--json"}, key, dir.resolve(file).toString()));
+            assertEquals(0, inspected.code(), inspected.err());
+            assertEquals("data@" + file.substring(1), json(inspected).get("key_version").asText());
+        }
+
+        Path other = Files.writeString(dir.resolve("other.key"), HexFormat.of().formatHex(Keys.generate(256).getEncoded()));
+        assertEquals(0, CliRun.run("encrypt", "--key-file", other.toString(), in.toString(),
+                dir.resolve("foreign").toString()).code());
+        Result foreign = CliRun.run(concat(new String[] {"decrypt"}, key, dir.resolve("foreign").toString(),
+                dir.resolve("foreign.back").toString()));
+        assertEquals(1, foreign.code());
+        assertTrue(foreign.err().contains("no version of the key matches") && foreign.err().contains("data@0, data@1"),
+                foreign.err());
+        Result inspectedForeign = CliRun.run(concat(new String[] {"inspect"}, key, dir.resolve("foreign").toString()));
+        assertEquals(1, inspectedForeign.code());
+        assertTrue(inspectedForeign.out().contains("no version of the key matches"), inspectedForeign.out());
+    }
+
+    private static String[] concat(String[] first, String[] key, String... rest) {
+        java.util.List<String> all = new java.util.ArrayList<>(java.util.List.of(first));
+        all.addAll(java.util.List.of(key));
+        all.addAll(java.util.List.of(rest));
+        return all.toArray(String[]::new);
+    }
 }

@@ -83,7 +83,7 @@ class UsageErrorTest {
     void linesNameTheOptionOrThePosition() {
         assertEquals("sealpipe: unknown command at argument 1 (did you mean encrypt or keygen or decrypt?): run 'sealpipe --help'"
                 + " for the commands", run("encrpyt", "--key-hex", KEY).err().strip());
-        assertEquals("sealpipe: unknown option at argument 3 (did you mean --key-hex or --key-file or --key-env or --keystore or --key-alias?)"
+        assertEquals("sealpipe: unknown option at argument 3 (did you mean --key-hex or --key-file or --key-env or --keystore or --key-alias or --key-provider or --key-name?)"
                 + " (see: sealpipe encrypt --help)",
                 run("encrypt", "--aes=128", "--key-hx", KEY).err().strip());
         assertEquals("sealpipe: invalid value for --threads: expected a whole number (see: sealpipe encrypt --help)",
@@ -92,9 +92,9 @@ class UsageErrorTest {
                 run("decrypt", "--mode", "cbc", "--key-hex", KEY).err().strip());
         assertEquals("sealpipe: --aes needs a value (BITS) (see: sealpipe encrypt --help)",
                 run("encrypt", "--aes", "--key-hex", KEY).err().strip());
-        assertEquals("sealpipe: required: --key-hex or --key-file or --key-env or --keystore (see: sealpipe encrypt --help)",
+        assertEquals("sealpipe: required: --key-hex or --key-file or --key-env or --keystore or --key-provider (see: sealpipe encrypt --help)",
                 run("encrypt", "in", "out").err().strip());
-        assertEquals("sealpipe: give only one of --key-hex or --key-file or --key-env or --keystore, once (see: sealpipe encrypt --help)",
+        assertEquals("sealpipe: give only one of --key-hex or --key-file or --key-env or --keystore or --key-provider, once (see: sealpipe encrypt --help)",
                 run("encrypt", "--key-hex", KEY, "--key-file", KEY).err().strip());
         assertEquals("sealpipe: too many arguments at argument 6 (see: sealpipe encrypt --help)",
                 run("encrypt", "--key-hex", KEY, "in", "out", "extra").err().strip());
