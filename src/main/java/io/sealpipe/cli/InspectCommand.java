@@ -33,7 +33,7 @@ import picocli.CommandLine.Spec;
  * whole file, and prints no plaintext.
  */
 @Command(name = "inspect", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Tells what FILE is: a chunked AES-GCM file (sealpipe's gcm mode, c2sp.org/chunked-encryption)"
+        description = {"Tell what FILE is: a chunked AES-GCM file (sealpipe's gcm mode, c2sp.org/chunked-encryption)"
                 + " or not, its stored and plaintext length and chunks; with a key, which key version wrote it and"
                 + " whether it ends properly (its final chunk authenticates). CTR files have no header and cannot be"
                 + " recognised."},
