@@ -77,7 +77,8 @@ abstract class CryptCommand implements Callable<Integer> {
                 codec = codec(versions.get(versions.size() - 1).key(), context, engine, threads); // the newest
             } else if (options.mode == CipherOptions.Mode.ctr) {
                 throw new UsageException(options.spec.commandLine(), "ctr files carry no key commitment to find their key"
-                        + " version by: name the version (--key-alias " + versions.get(versions.size() - 1).name() + ")");
+                        + " version by: give the one version that wrote the file (--keystore with --key-alias NAME@N,"
+                        + " or --key-file)");
             }
             if (options.keyOnCommandLine()) {
                 // Still accepted (scripts use it), once the arguments are known to be good.

@@ -68,6 +68,10 @@ final class InspectCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         byte[] context = contextHex == null ? new byte[0] : KeySources.parseHex("--context-hex", contextHex, spec);
         List<CipherOptions.KeyVersion> versions = key == null ? List.of() : KeySources.versions(key, passwordFile, spec);
+        if (key != null && key.hex != null) {
+            spec.commandLine().getErr().println("sealpipe: warning: --key-hex shows the key to every user of this machine"
+                    + " (ps, /proc/PID/cmdline): use --key-file (raw bytes or hex)");
+        }
         try {
             if (!Files.isRegularFile(file)) {
                 throw new IOException("cannot inspect " + file + ": " + (Files.isDirectory(file) ? "it is a directory"
@@ -121,14 +125,20 @@ final class InspectCommand implements Callable<Integer> {
                     try {
                         channel.size(); // decrypts and verifies the final chunk
                         report.put("ends_properly", true);
+                    } catch (StreamAuthenticationException e) {
+                        report.put("ends_properly", false);
+                        report.put("note", "its final chunk does not authenticate (" + e.getMessage() + "): it was cut"
+                                + " short or changed");
+                        return false;
+                    }
+                    try {
                         byte[] start = new byte[(int) Math.min(SNAPPY_IDENTIFIER.length, plain)];
                         channel.readFully(0, start, 0, start.length);
                         report.put("compressed", Arrays.equals(start, SNAPPY_IDENTIFIER) ? "snappy" : "none");
                         return true;
                     } catch (StreamAuthenticationException e) {
-                        report.put("ends_properly", false);
-                        report.put("note", "its final chunk does not authenticate (" + e.getMessage() + "): it was cut"
-                                + " short or changed");
+                        report.put("note", "its first chunk does not authenticate (" + e.getMessage() + "): it was"
+                                + " changed; only a full decrypt checks every chunk");
                         return false;
                     }
                 }

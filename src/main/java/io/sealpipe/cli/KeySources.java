@@ -65,20 +65,26 @@ final class KeySources {
         }
     }
 
+    /** A variable's name as typed, if it looks like one; never a key typed in its place. */
+    private static String variable(String name) {
+        boolean nameLike = name.matches("[A-Za-z_][A-Za-z0-9_]{0,63}") && !name.matches("[0-9a-fA-F]{32}|[0-9a-fA-F]{64}");
+        return nameLike ? "--key-env " + name : "--key-env (the name given is not a variable name)";
+    }
+
     private static byte[] fromEnvironment(String name, CommandSpec spec) {
         String value = System.getenv(name);
         if (value == null || value.isEmpty()) {
-            throw bad(spec, "--key-env " + name + ": the environment variable is not set");
+            throw bad(spec, variable(name) + ": the environment variable is not set");
         }
         byte[] content = value.trim().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         try {
             if (content.length != 32 && content.length != 64) {
-                throw bad(spec, "--key-env " + name + " must hold the key as 32 or 64 hex digits, not " + content.length
+                throw bad(spec, variable(name) + " must hold the key as 32 or 64 hex digits, not " + content.length
                         + " characters");
             }
             return KeyFile.decode(content);
         } catch (IllegalArgumentException e) {
-            throw bad(spec, "--key-env " + name + " must hold the key as 32 or 64 hex digits");
+            throw bad(spec, variable(name) + " must hold the key as 32 or 64 hex digits");
         } finally {
             Arrays.fill(content, (byte) 0);
         }
@@ -86,28 +92,17 @@ final class KeySources {
 
     /**
      * The versions of a keystore key, oldest first: the entry ALIAS itself if it is an AES key,
-     * then ALIAS@0, ALIAS@1, ... (how Hadoop's JCEKS key provider keeps a key's versions). A
-     * keystore that cannot be opened, or has none of them, is a failure (exit 1).
+     * then ALIAS@0, ALIAS@1, ... (how Hadoop's JCEKS key provider keeps a key's versions); aliases
+     * compare without case, as keystores store them. A keystore that cannot be opened, or has
+     * none of them, is a failure (exit 1). Messages say "the --keystore file", never its name as
+     * typed (a key typed there by mistake would be shown).
      */
     private static List<KeyVersion> fromKeystore(KeystoreEntry entry, Path passwordFile, CommandSpec spec)
             throws IOException {
-        char[] password;
-        try {
-            password = KeystorePassword.read(passwordFile, entry.file);
-        } catch (IllegalArgumentException e) {
-            throw bad(spec, e.getMessage());
-        } catch (IOException e) {
-            throw bad(spec, "cannot read --password-file: " + Io.reasonOnly(e));
-        }
+        char[] password = password(passwordFile, entry.file, "--keystore", spec);
         List<KeyVersion> versions = new ArrayList<>();
         try {
             java.security.KeyStore store = io.sealpipe.Keys.loadKeyStore(entry.file, password);
-            java.util.TreeMap<Integer, String> numbered = new java.util.TreeMap<>();
-            for (String alias : java.util.Collections.list(store.aliases())) {
-                if (alias.startsWith(entry.alias + "@") && alias.substring(entry.alias.length() + 1).matches("[0-9]{1,9}")) {
-                    numbered.put(Integer.parseInt(alias.substring(entry.alias.length() + 1)), alias);
-                }
-            }
             java.security.GeneralSecurityException plainFailure = null;
             try {
                 versions.add(new KeyVersion(entry.alias, io.sealpipe.Keys.secretKey(store, entry.alias, password)
@@ -115,32 +110,44 @@ final class KeySources {
             } catch (java.security.GeneralSecurityException e) {
                 plainFailure = e; // Hadoop's keystores keep metadata under ALIAS itself
             }
-            for (String alias : numbered.values()) {
-                versions.add(new KeyVersion(alias, io.sealpipe.Keys.secretKey(store, alias, password).getEncoded()));
-            }
+            versions.addAll(numbered(store, entry.alias, password));
             if (versions.isEmpty()) {
                 throw plainFailure;
             }
             return versions;
         } catch (java.nio.file.NoSuchFileException e) {
-            throw new IOException("--keystore " + entry.file + " does not exist");
-        } catch (java.security.GeneralSecurityException e) {
+            throw new IOException("the --keystore file does not exist");
+        } catch (java.security.GeneralSecurityException | IOException e) {
             versions.forEach(KeyVersion::wipe);
-            throw new IOException(entry.file + ": " + e.getMessage(), e);
+            throw new IOException(hide(e.getMessage(), entry.file.toString(), "the --keystore file"), e);
         } finally {
             Arrays.fill(password, '\0');
         }
+    }
+
+    /** A password from --password-file, the environment or a prompt; an unreadable file is exit 2. */
+    private static char[] password(Path passwordFile, Path keystore, String option, CommandSpec spec) {
+        try {
+            return KeystorePassword.read(passwordFile, keystore);
+        } catch (IllegalArgumentException e) {
+            throw bad(spec, hide(e.getMessage(), keystore.toString(), "the " + option + " file"));
+        } catch (IOException e) {
+            throw bad(spec, "cannot read --password-file: " + Io.reasonOnly(e));
+        }
+    }
+
+    private static String hide(String message, String typed, String name) {
+        return message == null ? "" : message.replace(typed, name);
     }
 
     /** Hadoop's JavaKeyStoreProvider password when none is configured. */
     private static final String HADOOP_DEFAULT_PASSWORD = "none";
 
     /**
-     * The versions of a key in a Hadoop KeyProvider, oldest first. A {@code jceks://file/PATH}
-     * (or {@code localjceks://file/PATH}) keystore is read directly: Hadoop keeps version N of
-     * key K as the entry K@N, under the password of {@code HADOOP_KEYSTORE_PASSWORD} or "none".
-     * Other providers go through hadoop-common's {@code KeyProviderFactory}, when it is on the
-     * class path.
+     * The versions of a key in a Hadoop {@code jceks://file/PATH} (or {@code localjceks://file/PATH})
+     * key provider, read directly: Hadoop keeps version N of key K as the entry K@N, under the
+     * password of --password-file, {@code HADOOP_KEYSTORE_PASSWORD} or Hadoop's default. Other
+     * providers (kms://) are not read by the CLI in this version.
      */
     private static List<KeyVersion> fromProvider(CipherOptions.ProviderKey key, Path passwordFile, CommandSpec spec)
             throws IOException {
@@ -148,55 +155,60 @@ final class KeySources {
         try {
             uri = new java.net.URI(key.uri);
         } catch (java.net.URISyntaxException e) {
-            throw bad(spec, "--key-provider is not a URI: " + e.getReason());
+            throw bad(spec, "--key-provider is not a URI");
         }
         String scheme = uri.getScheme() == null ? "" : uri.getScheme();
-        if ((scheme.equals("jceks") || scheme.equals("localjceks")) && "file".equals(uri.getAuthority())) {
-            char[] password;
-            if (passwordFile != null) {
-                password = KeystorePassword.read(passwordFile, Path.of(uri.getPath()));
-            } else {
-                String env = System.getenv("HADOOP_KEYSTORE_PASSWORD");
-                password = (env != null ? env : HADOOP_DEFAULT_PASSWORD).toCharArray();
-            }
-            try {
-                List<KeyVersion> versions = numberedVersions(Path.of(uri.getPath()), key.name, password);
-                if (versions.isEmpty()) {
-                    throw new IOException("--key-provider " + key.uri + " has no version of the key '" + key.name
-                            + "' (entries " + key.name + "@N)");
-                }
-                return versions;
-            } finally {
-                Arrays.fill(password, '\0');
-            }
+        if (!(scheme.equals("jceks") || scheme.equals("localjceks")) || !"file".equals(uri.getAuthority())
+                || uri.getPath() == null) {
+            throw bad(spec, "--key-provider takes jceks://file/PATH or localjceks://file/PATH (a Hadoop JCEKS key"
+                    + " provider); other Hadoop key providers (kms://) are not read by the CLI in this version");
         }
-        if (KeySources.class.getClassLoader().getResource("org/apache/hadoop/crypto/key/KeyProviderFactory.class") == null) {
-            throw bad(spec, "--key-provider " + scheme + "://... needs hadoop-common on the class path (only jceks://file/..."
-                    + " is read without it)");
+        Path file = Path.of(uri.getPath());
+        char[] password;
+        if (passwordFile != null) {
+            password = password(passwordFile, file, "--key-provider", spec);
+        } else {
+            String env = System.getenv("HADOOP_KEYSTORE_PASSWORD");
+            password = (env != null ? env : HADOOP_DEFAULT_PASSWORD).toCharArray();
         }
-        return HadoopKeyProvider.versions(key.uri, key.name);
-    }
-
-    /** The entries NAME@0, NAME@1, ... of a JCEKS or PKCS12 keystore, in version order. */
-    private static List<KeyVersion> numberedVersions(Path file, String name, char[] password) throws IOException {
         List<KeyVersion> versions = new ArrayList<>();
         try {
-            java.security.KeyStore store = io.sealpipe.Keys.loadKeyStore(file, password);
-            java.util.TreeMap<Integer, String> numbered = new java.util.TreeMap<>();
-            for (String alias : java.util.Collections.list(store.aliases())) {
-                if (alias.startsWith(name + "@") && alias.substring(name.length() + 1).matches("[0-9]{1,9}")) {
-                    numbered.put(Integer.parseInt(alias.substring(name.length() + 1)), alias);
-                }
-            }
-            for (String alias : numbered.values()) {
-                versions.add(new KeyVersion(alias, io.sealpipe.Keys.secretKey(store, alias, password).getEncoded()));
+            versions.addAll(numbered(io.sealpipe.Keys.loadKeyStore(file, password), key.name, password));
+            if (versions.isEmpty()) {
+                throw new IOException("the --key-provider has no version of the --key-name key (entries NAME@N)");
             }
             return versions;
         } catch (java.nio.file.NoSuchFileException e) {
-            throw new IOException(file + " does not exist");
+            throw new IOException("the --key-provider file does not exist");
+        } catch (java.security.GeneralSecurityException | IOException e) {
+            versions.forEach(KeyVersion::wipe);
+            throw new IOException(hide(hide(e.getMessage(), file.toString(), "the --key-provider file"), key.name,
+                    "the --key-name key"), e);
+        } finally {
+            Arrays.fill(password, '\0');
+        }
+    }
+
+    /** The entries NAME@0, NAME@1, ... of a keystore in version order, NAME compared without case. */
+    private static List<KeyVersion> numbered(java.security.KeyStore store, String name, char[] password)
+            throws java.security.GeneralSecurityException {
+        String prefix = name.toLowerCase(java.util.Locale.ENGLISH) + "@";
+        java.util.TreeMap<Integer, String> byNumber = new java.util.TreeMap<>();
+        for (String alias : java.util.Collections.list(store.aliases())) {
+            String lower = alias.toLowerCase(java.util.Locale.ENGLISH);
+            if (lower.startsWith(prefix) && lower.substring(prefix.length()).matches("[0-9]{1,9}")) {
+                byNumber.put(Integer.parseInt(lower.substring(prefix.length())), alias);
+            }
+        }
+        List<KeyVersion> versions = new ArrayList<>();
+        try {
+            for (String alias : byNumber.values()) {
+                versions.add(new KeyVersion(alias, io.sealpipe.Keys.secretKey(store, alias, password).getEncoded()));
+            }
         } catch (java.security.GeneralSecurityException e) {
             versions.forEach(KeyVersion::wipe);
-            throw new IOException(file + ": " + e.getMessage(), e);
+            throw e;
         }
+        return versions;
     }
 }

@@ -93,42 +93,51 @@ final class KeygenCommand implements Callable<Integer> {
         return Main.OK;
     }
 
-    /** A new file, 0600 from its creation (no moment when others could read it). */
+    /** A new file, 0600 from its creation (no moment when others could read it), opened once. */
     private void writeFile(Path file, byte[] key) throws IOException {
         byte[] hex = (HexFormat.of().formatHex(key) + "\n").getBytes(StandardCharsets.US_ASCII);
-        try {
-            Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        try (java.nio.channels.SeekableByteChannel out = Files.newByteChannel(file, java.util.Set.<java.nio.file.OpenOption>of(
+                java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE,
+                java.nio.file.LinkOption.NOFOLLOW_LINKS),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+            java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(hex);
+            while (buffer.hasRemaining()) {
+                out.write(buffer);
+            }
         } catch (FileAlreadyExistsException e) {
-            throw bad(file + " exists: keygen never overwrites a key (another key may be in use); choose another name");
-        }
-        try (OutputStream out = Files.newOutputStream(file)) {
-            out.write(hex);
-        } catch (IOException e) {
-            Files.deleteIfExists(file);
-            throw e;
+            throw bad("the --out file exists: keygen never overwrites a key (another key may be in use); choose another"
+                    + " name");
         } finally {
             Arrays.fill(hex, (byte) 0);
         }
     }
 
     /**
-     * Adds the entry to the keystore (made, as PKCS12, if absent): written to a new file beside
-     * it (0600) and moved over it, so a failure leaves the keystore as it was.
+     * Adds the entry to the keystore (made, as PKCS12 and 0600, if absent): written to a new file
+     * beside it, synced, and moved over it (keeping an existing keystore's permissions), or linked
+     * into place for a new one (so a keystore made meanwhile is not overwritten): a failure leaves
+     * the keystore as it was. Two keygens on one keystore at the same moment are not serialised.
      */
     private void writeEntry(CipherOptions.KeystoreEntry entry, SecretKey key) throws IOException {
         char[] password;
         try {
             password = KeystorePassword.read(passwordFile, entry.file);
         } catch (IllegalArgumentException e) {
-            throw bad(e.getMessage());
+            throw bad(e.getMessage().replace(entry.file.toString(), "the --keystore file"));
+        } catch (IOException e) {
+            throw bad("cannot read --password-file: " + Io.reasonOnly(e));
         }
         try {
+            if (password.length == 0) {
+                throw bad("the keystore password is empty: an empty password protects nothing");
+            }
+            boolean exists = Files.exists(entry.file);
             KeyStore store;
-            if (Files.exists(entry.file)) {
+            if (exists) {
                 store = Keys.loadKeyStore(entry.file, password);
                 if (store.containsAlias(entry.alias)) {
-                    throw bad(entry.file + " already has an entry '" + entry.alias + "': keygen never replaces a key;"
-                            + " choose another alias");
+                    throw bad("the --keystore file already has an entry '" + entry.alias + "': keygen never replaces a"
+                            + " key; choose another alias");
                 }
             } else {
                 store = KeyStore.getInstance("PKCS12");
@@ -139,15 +148,27 @@ final class KeygenCommand implements Callable<Integer> {
             Path temp = Files.createTempFile(dir, ".sealpipe-keystore-", ".tmp",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             try {
-                try (OutputStream out = Files.newOutputStream(temp)) {
+                try (java.io.FileOutputStream out = new java.io.FileOutputStream(temp.toFile())) {
                     store.store(out, password);
+                    out.getFD().sync();
                 }
-                Files.move(temp, entry.file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                if (exists) {
+                    Files.setPosixFilePermissions(temp, Files.getPosixFilePermissions(entry.file));
+                    Files.move(temp, entry.file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                } else {
+                    try {
+                        Files.createLink(entry.file, temp);
+                    } catch (FileAlreadyExistsException e) {
+                        throw bad("the --keystore file appeared while keygen ran: run it again");
+                    }
+                }
             } finally {
                 Files.deleteIfExists(temp);
             }
         } catch (GeneralSecurityException e) {
-            throw new IOException(entry.file + ": cannot store the key: " + e.getMessage(), e);
+            throw new IOException("cannot store the key in the --keystore file: " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new IOException(String.valueOf(e.getMessage()).replace(entry.file.toString(), "the --keystore file"), e);
         } finally {
             Arrays.fill(password, '\0');
         }

@@ -140,6 +140,18 @@ class InspectCommandTest {
             assertEquals("data@" + file.substring(1), json(inspected).get("key_version").asText());
         }
 
+        // The CLI's own JVM, with the JDK's default jceks.key.serialFilter (the test JVM sets Hadoop's).
+        java.util.List<String> child = io.sealpipe.ChildJvm.command("-cp", System.getProperty("java.class.path"),
+                Main.class.getName(), "decrypt", "--force");
+        child.addAll(java.util.List.of(key));
+        child.addAll(java.util.List.of(dir.resolve("v0").toString(), dir.resolve("v0.child").toString()));
+        Process p = new ProcessBuilder(child).redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String output = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), output);
+        assertEquals(Files.readString(in), Files.readString(dir.resolve("v0.child")));
+
         Path other = Files.writeString(dir.resolve("other.key"), HexFormat.of().formatHex(Keys.generate(256).getEncoded()));
         assertEquals(0, CliRun.run("encrypt", "--key-file", other.toString(), in.toString(),
                 dir.resolve("foreign").toString()).code());

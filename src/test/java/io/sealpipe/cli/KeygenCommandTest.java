@@ -127,9 +127,12 @@ class KeygenCommandTest {
                 password.toString(), in.toString(), dir.resolve("out").toString());
         assertEquals(1, missing.code(), missing.err());
         assertTrue(missing.err().contains("has no entry 'nope'"), missing.err());
+        String entryHex = HexFormat.of().formatHex(
+                Keys.secretKey(Keys.loadKeyStore(keystore, PASSWORD.toCharArray()), "a", PASSWORD.toCharArray()).getEncoded());
         for (Result r : new Result[] {again, same, refused, missing}) {
-            assertFalse(r.err().contains(before.trim()), "the key hex in: " + r.err());
-            assertFalse(r.err().contains(PASSWORD) || r.err().contains(wrong), "a password in: " + r.err());
+            String all = r.out() + r.err();
+            assertFalse(all.contains(before.trim()) || all.contains(entryHex), "a key's hex in: " + all);
+            assertFalse(all.contains(PASSWORD) || all.contains(wrong), "a password in: " + all);
         }
         assertFalse(Files.exists(dir.resolve("out")), "no output after a key failure");
     }
@@ -234,5 +237,43 @@ class KeygenCommandTest {
         for (byte[] k : new byte[][] {v0, v1}) {
             assertFalse(foreign.err().contains(HexFormat.of().formatHex(k)), "a key in: " + foreign.err());
         }
+    }
+
+    /**
+     * A key typed where a name or a path belongs (--key-env, --keystore, --key-alias's keystore)
+     * is never shown back; aliases compare without case.
+     */
+    @Test
+    void aKeyTypedInTheWrongPlaceIsNotShownAndAliasesIgnoreCase() throws Exception {
+        String hex = HexFormat.of().formatHex(Keys.generate(256).getEncoded());
+        Path in = dir.resolve("plain");
+        Files.writeString(in, "x");
+        Result env = run("encrypt", "--key-env", hex, in.toString(), dir.resolve("o1").toString());
+        assertEquals(2, env.code());
+        assertFalse(env.err().contains(hex), env.err());
+        assertTrue(env.err().contains("not a variable name"), env.err());
+        Result store = run("encrypt", "--keystore", hex, "--key-alias", "data", "--password-file",
+                passwordFile(PASSWORD).toString(), in.toString(), dir.resolve("o2").toString());
+        assertEquals(1, store.code());
+        assertFalse(store.err().contains(hex), store.err());
+        assertTrue(store.err().contains("the --keystore file does not exist"), store.err());
+
+        Path keystore = dir.resolve("keys.p12");
+        Path password = passwordFile(PASSWORD);
+        assertEquals(0, run("keygen", "--keystore", keystore.toString(), "--key-alias", "Data@0", "--password-file",
+                password.toString()).code());
+        assertEquals(0, run("keygen", "--keystore", keystore.toString(), "--key-alias", "DATA@1", "--password-file",
+                password.toString()).code());
+        Path sealed = dir.resolve("sealed");
+        assertEquals(0, run("encrypt", "--keystore", keystore.toString(), "--key-alias", "data", "--password-file",
+                password.toString(), in.toString(), sealed.toString()).code());
+        Result inspected = run("inspect", "--keystore", keystore.toString(), "--key-alias", "Data", "--password-file",
+                password.toString(), sealed.toString());
+        assertEquals(0, inspected.code(), inspected.err());
+        assertTrue(inspected.out().contains("data@1"), "the newest version wrote it: " + inspected.out());
+        Result empty = run("keygen", "--keystore", dir.resolve("k2.p12").toString(), "--key-alias", "a",
+                "--password-file", Files.writeString(dir.resolve("empty"), "\n").toString());
+        assertEquals(2, empty.code());
+        assertTrue(empty.err().contains("password is empty"), empty.err());
     }
 }

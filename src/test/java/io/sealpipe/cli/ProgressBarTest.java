@@ -3,7 +3,6 @@ package io.sealpipe.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.sealpipe.ChildJvm;
 import java.io.File;
@@ -59,7 +58,7 @@ class ProgressBarTest {
 
     @Test
     void aBarOnATerminalAndNoneOnAPipeOrWhenQuiet() throws Exception {
-        assumeTrue(new File("/usr/bin/script").canExecute(), "util-linux's script is not installed");
+        assertTrue(new File("/usr/bin/script").canExecute(), "util-linux's script (Debian: bsdutils) is needed");
         byte[] plain = new byte[24 << 20];
         new Random(4).nextBytes(plain);
         Path in = Files.write(dir.resolve("plain"), plain);
