@@ -1,0 +1,52 @@
+package io.sealpipe.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sealpipe.ChildJvm;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The keystore password asked on the terminal (a pseudo-terminal from util-linux's
+ * {@code script}), with standard output redirected, as in {@code decrypt ... > out}: the JDK has
+ * no Console then, so the prompt goes through /dev/tty.
+ */
+class KeystorePromptTest {
+    private static final String PASSWORD = "typed at the prompt";
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void thePasswordIsAskedOnTheTerminalWhenOutputIsRedirected() throws Exception {
+        assertTrue(new File("/usr/bin/script").canExecute(), "util-linux's script (Debian: bsdutils) is needed");
+        Path keystore = dir.resolve("keys.p12");
+        Path password = Files.writeString(dir.resolve("password"), PASSWORD + "\n");
+        assertEquals(0, CliRun.run("keygen", "--keystore", keystore.toString(), "--key-alias", "a", "--password-file",
+                password.toString()).code());
+        Path in = Files.writeString(dir.resolve("plain"), "asked for on the terminal\n");
+        assertEquals(0, CliRun.run("encrypt", "--keystore", keystore.toString(), "--key-alias", "a", "--password-file",
+                password.toString(), in.toString(), dir.resolve("sealed").toString()).code());
+
+        List<String> cli = ChildJvm.command("-cp", System.getProperty("java.class.path"), Main.class.getName(),
+                "decrypt", "--keystore", keystore.toString(), "--key-alias", "a", dir.resolve("sealed").toString());
+        String command = cli.stream().map(a -> "'" + a.replace("'", "'\\''") + "'").collect(Collectors.joining(" "))
+                + " > '" + dir.resolve("out") + "'";
+        Process p = new ProcessBuilder("script", "-qec", command, "/dev/null").redirectErrorStream(true).start();
+        p.getOutputStream().write((PASSWORD + "\n").getBytes(StandardCharsets.UTF_8));
+        p.getOutputStream().close();
+        String shown = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), shown);
+        assertTrue(shown.contains("Password of the keystore:"), shown);
+        assertEquals("asked for on the terminal\n", Files.readString(dir.resolve("out")));
+    }
+}
