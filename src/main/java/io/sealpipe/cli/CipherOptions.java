@@ -76,9 +76,9 @@ final class CipherOptions {
 
     /** A key of a Hadoop KeyProvider, with its versions. */
     static final class ProviderKey {
-        @Option(names = "--key-provider", required = true, paramLabel = "URI", description = "A Hadoop KeyProvider:"
-                + " jceks://file/PATH (read directly; password from --password-file, HADOOP_KEYSTORE_PASSWORD, or"
-                + " Hadoop's default), or any other (kms://...) through hadoop-common on the class path.")
+        @Option(names = "--key-provider", required = true, paramLabel = "URI", description = "A Hadoop JCEKS key"
+                + " provider, jceks://file/PATH or localjceks://file/PATH (password from --password-file,"
+                + " HADOOP_KEYSTORE_PASSWORD, or Hadoop's default); a KMS is not read by the CLI in this version.")
         String uri;
 
         @Option(names = "--key-name", required = true, paramLabel = "NAME", description = "The key's name in the provider.")

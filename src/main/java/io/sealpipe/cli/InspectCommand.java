@@ -99,7 +99,7 @@ final class InspectCommand implements Callable<Integer> {
                     + " it was cut short); CTR files have no header and cannot be recognised");
             return versions.isEmpty();
         }
-        report.put("format", "gcm");
+        report.put("format", versions.isEmpty() ? "gcm-length" : "gcm");
         report.put("plaintext_length", plain);
         report.put("chunks", (stored - GcmStreams.HEADER_LENGTH) / (16384 + 16) + 1);
         if (versions.isEmpty()) {
@@ -120,7 +120,10 @@ final class InspectCommand implements Callable<Integer> {
                     continue;
                 }
                 report.put("variant", streams.formatName());
-                report.put("key_version", version.name());
+                report.put("key_matches", true);
+                if (!(versions.size() == 1 && version.name().equals("the key"))) {
+                    report.put("key_version", version.name()); // a named version (keystore entry, provider)
+                }
                 try (GcmSeekableChannel channel = streams.open(FileChannel.open(file, StandardOpenOption.READ))) {
                     try {
                         channel.size(); // decrypts and verifies the final chunk
@@ -146,7 +149,7 @@ final class InspectCommand implements Callable<Integer> {
                 streams.destroy();
             }
         }
-        report.put("key_version", null);
+        report.put("key_matches", false);
         report.put("note", "no version of the key matches its key commitment (tried " + versions.stream()
                 .map(CipherOptions.KeyVersion::name).collect(Collectors.joining(", ")) + "): it was written under another"
                 + " key or context, or it is not a gcm file");

@@ -27,7 +27,7 @@ import picocli.CommandLine.Spec;
  * standard output. Never overwrites a file or an entry.
  */
 @Command(name = "keygen", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Make a random AES key and keep it where you say: a new file (mode 0600, as 64 hex digits for"
+        description = {"Make a random AES key and keep it where you say: a new file (mode 0600, as hex for"
                 + " --key-file), an entry of a PKCS12 keystore (for --keystore and --key-alias), or standard output"
                 + " (--stdout only). It never overwrites a file or an entry."},
         exitCodeListHeading = "%nExit codes:%n",

@@ -59,7 +59,7 @@ final class KeystorePassword {
         if (fromTerminal != null) {
             return fromTerminal;
         }
-        throw new IllegalArgumentException("the keystore " + keystore + " needs its password: give --password-file FILE"
+        throw new IllegalArgumentException(keystore + " needs its password: give --password-file FILE"
                 + " or set " + ENV + " (there is no terminal to ask on); never on the command line");
     }
 

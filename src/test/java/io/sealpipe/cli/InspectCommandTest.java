@@ -54,7 +54,7 @@ class InspectCommandTest {
         Result bare = CliRun.run("inspect", "--json", sealed.toString());
         assertEquals(0, bare.code(), bare.err());
         JsonNode b = json(bare);
-        assertEquals("gcm", b.get("format").asText());
+        assertEquals("gcm-length", b.get("format").asText(), "without a key only the length is known");
         assertEquals(Files.size(sealed), b.get("stored_length").asLong());
         assertEquals(GcmStreams.plaintextLength(Files.size(sealed)), b.get("plaintext_length").asLong());
         assertEquals((Files.size(sealed) - 56) / 16400 + 1, b.get("chunks").asLong());
@@ -65,14 +65,16 @@ class InspectCommandTest {
         assertEquals(0, keyed.code(), keyed.err());
         JsonNode k = json(keyed);
         assertEquals("data@0", k.get("key_version").asText());
+        assertEquals("gcm", k.get("format").asText());
+        assertTrue(k.get("key_matches").asBoolean());
         assertEquals("Cobblestone-256", k.get("variant").asText());
         assertTrue(k.get("ends_properly").asBoolean());
         assertEquals("snappy", k.get("compressed").asText());
 
         Result text = CliRun.run("inspect", "--key-file", oldKey.toString(), sealed.toString());
         assertEquals(0, text.code(), text.err());
-        assertTrue(text.out().contains("ends properly:    true") && text.out().contains("key version:      the key"),
-                text.out());
+        assertTrue(text.out().contains("ends properly:    true") && text.out().contains("key matches:      true")
+                && !text.out().contains("key version"), text.out());
 
         // Cut inside the final chunk: a length a message can have, so only the key tells.
         byte[] bytes = Files.readAllBytes(sealed);
