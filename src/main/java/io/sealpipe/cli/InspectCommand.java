@@ -42,8 +42,6 @@ import picocli.CommandLine.Spec;
             "1:the file cannot be read, no key version matches, or the file does not end properly",
             "2:bad arguments"})
 final class InspectCommand implements Callable<Integer> {
-    private static final byte[] SNAPPY_IDENTIFIER = {(byte) 0xff, 6, 0, 0, 's', 'N', 'a', 'P', 'p', 'Y'};
-
     @Spec
     CommandSpec spec;
 
@@ -135,9 +133,9 @@ final class InspectCommand implements Callable<Integer> {
                         return false;
                     }
                     try {
-                        byte[] start = new byte[(int) Math.min(SNAPPY_IDENTIFIER.length, plain)];
+                        byte[] start = new byte[(int) Math.min(SnappyGuard.STREAM_IDENTIFIER.length, plain)];
                         channel.readFully(0, start, 0, start.length);
-                        report.put("compressed", Arrays.equals(start, SNAPPY_IDENTIFIER) ? "snappy" : "none");
+                        report.put("compressed", Arrays.equals(start, SnappyGuard.STREAM_IDENTIFIER) ? "snappy" : "none");
                         return true;
                     } catch (StreamAuthenticationException e) {
                         report.put("note", "its first chunk does not authenticate (" + e.getMessage() + "): it was"

@@ -126,7 +126,7 @@ final class KeySources {
     }
 
     /** A password from --password-file, the environment or a prompt; an unreadable file is exit 2. */
-    private static char[] password(Path passwordFile, Path keystore, String option, CommandSpec spec) {
+    static char[] password(Path passwordFile, Path keystore, String option, CommandSpec spec) {
         try {
             return KeystorePassword.read(passwordFile, keystore);
         } catch (IllegalArgumentException e) {

@@ -119,14 +119,7 @@ final class KeygenCommand implements Callable<Integer> {
      * the keystore as it was. Two keygens on one keystore at the same moment are not serialised.
      */
     private void writeEntry(CipherOptions.KeystoreEntry entry, SecretKey key) throws IOException {
-        char[] password;
-        try {
-            password = KeystorePassword.read(passwordFile, entry.file);
-        } catch (IllegalArgumentException e) {
-            throw bad(e.getMessage().replace(entry.file.toString(), "the --keystore file"));
-        } catch (IOException e) {
-            throw bad("cannot read --password-file: " + Io.reasonOnly(e));
-        }
+        char[] password = KeySources.password(passwordFile, entry.file, "--keystore", spec);
         try {
             if (password.length == 0) {
                 throw bad("the keystore password is empty: an empty password protects nothing");

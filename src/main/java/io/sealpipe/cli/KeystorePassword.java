@@ -35,11 +35,7 @@ final class KeystorePassword {
                 while (n < bytes.length && bytes[n] != '\n' && bytes[n] != '\r') {
                     n++;
                 }
-                CharBuffer chars = StandardCharsets.UTF_8.decode(ByteBuffer.wrap(bytes, 0, n));
-                char[] password = new char[chars.remaining()];
-                chars.get(password);
-                Arrays.fill(chars.array(), '\0');
-                return password;
+                return decode(bytes, n);
             } finally {
                 Arrays.fill(bytes, (byte) 0);
             }
@@ -91,11 +87,7 @@ final class KeystorePassword {
                     bytes[n++] = (byte) b;
                 }
                 try {
-                    CharBuffer chars = StandardCharsets.UTF_8.decode(ByteBuffer.wrap(bytes, 0, n));
-                    char[] password = new char[chars.remaining()];
-                    chars.get(password);
-                    Arrays.fill(chars.array(), '\0');
-                    return password;
+                    return decode(bytes, n);
                 } finally {
                     Arrays.fill(bytes, (byte) 0);
                 }
@@ -104,6 +96,15 @@ final class KeystorePassword {
                 terminal.write('\n');
             }
         }
+    }
+
+    /** The first {@code n} bytes as UTF-8 characters, leaving no copy in the decoder's buffer. */
+    private static char[] decode(byte[] bytes, int n) {
+        CharBuffer chars = StandardCharsets.UTF_8.decode(ByteBuffer.wrap(bytes, 0, n));
+        char[] password = new char[chars.remaining()];
+        chars.get(password);
+        Arrays.fill(chars.array(), '\0');
+        return password;
     }
 
     private static boolean stdinIsTerminal() {

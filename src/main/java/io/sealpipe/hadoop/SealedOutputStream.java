@@ -77,9 +77,14 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
             gcm.flush();
             out.hflush();
         } else {
-            content.flush();
-            out.flush();
+            flushWholeChunks();
         }
+    }
+
+    /** The downgraded hflush/hsync: the whole chunks to the wrapped stream, and its flush. */
+    private void flushWholeChunks() throws IOException {
+        content.flush();
+        out.flush();
     }
 
     @Override
@@ -88,8 +93,7 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
             gcm.flush();
             out.hsync();
         } else {
-            content.flush();
-            out.flush();
+            flushWholeChunks();
         }
     }
 

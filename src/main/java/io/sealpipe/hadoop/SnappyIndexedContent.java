@@ -34,6 +34,7 @@ final class SnappyIndexedContent implements SealedContent {
     private long position;
     private long lastDecoded = -1; // the last frame read from the message
     private boolean closed;
+    private byte[] scratch; // for reads into direct buffers
 
     private SnappyIndexedContent(GcmSeekableChannel message, String name, long length, int frames, long indexStart) {
         this.message = message;
@@ -156,10 +157,12 @@ final class SnappyIndexedContent implements SealedContent {
                 dst.position(dst.position() + n);
             }
         } else {
-            byte[] b = new byte[Math.min(dst.remaining(), BLOCK)];
-            n = read(position, b, 0, b.length);
+            if (scratch == null) {
+                scratch = new byte[BLOCK];
+            }
+            n = read(position, scratch, 0, Math.min(dst.remaining(), BLOCK));
             if (n > 0) {
-                dst.put(b, 0, n);
+                dst.put(scratch, 0, n);
             }
         }
         if (n > 0) {
@@ -275,6 +278,9 @@ final class SnappyIndexedContent implements SealedContent {
         Arrays.fill(decoded[0], (byte) 0);
         Arrays.fill(decoded[1], (byte) 0);
         Arrays.fill(encoded, (byte) 0);
+        if (scratch != null) {
+            Arrays.fill(scratch, (byte) 0);
+        }
         message.close();
     }
 }
