@@ -10,14 +10,18 @@ import javax.security.auth.Destroyable;
  * (a decrypting GCM stream only until it has checked the message header); what an engine keeps
  * is described by the engine (for JCE, see {@link io.sealpipe.engine.jce.JceEngine}).
  *
+ * <p>Thread-safe: one thread may {@link #destroy()} the key while others build from it. Each
+ * use takes the bytes whole or fails with {@code IllegalStateException}; none ever sees a
+ * zeroed or half-zeroed key.
+ *
  * <pre>{@code
  * AesKey key = AesKey.copyOf(bytes);
  * Arrays.fill(bytes, (byte) 0);       // the caller's copy is the caller's to wipe
  * }</pre>
  */
 public final class AesKey implements Destroyable {
-    private final byte[] bytes;
-    private volatile boolean destroyed;
+    private final byte[] bytes;          // read and zeroed only under this object's lock
+    private volatile boolean destroyed;  // set under the lock, with the zeroing
 
     private AesKey(byte[] bytes) {
         this.bytes = bytes;
@@ -50,22 +54,56 @@ public final class AesKey implements Destroyable {
         return bytes.length;
     }
 
-    /** The key bytes themselves, for the library's own use; callers must not keep or modify them. */
-    byte[] bytes() {
+    /** What the library does with the key bytes, through {@link #withBytes}. */
+    @FunctionalInterface
+    interface Use<R, E extends Exception> {
+        R apply(byte[] key) throws E;
+    }
+
+    /**
+     * Runs {@code use} on a private copy of the key, taken whole under the lock that
+     * {@link #destroy()} takes, and zeroed when {@code use} returns. So another thread's
+     * {@code destroy()} never hands {@code use} a zeroed or half-zeroed key: it comes either
+     * before the copy (and this throws) or after it (and {@code use} has the real key).
+     * {@code use} must not keep the array.
+     *
+     * @throws IllegalStateException if the key was destroyed
+     */
+    <R, E extends Exception> R withBytes(Use<R, E> use) throws E {
+        byte[] copy = copyBytes();
+        try {
+            return use.apply(copy);
+        } finally {
+            Arrays.fill(copy, (byte) 0);
+        }
+    }
+
+    /**
+     * Another holder of the same key, made from a copy taken whole (see {@link #withBytes}).
+     *
+     * @throws IllegalStateException if the key was destroyed
+     */
+    AesKey copy() {
+        return new AesKey(copyBytes());
+    }
+
+    private synchronized byte[] copyBytes() {
         if (destroyed) {
             throw new IllegalStateException("AES key has been destroyed");
         }
-        return bytes;
+        return bytes.clone();
     }
 
     /**
      * Zeroes the key bytes; objects already built from this key keep their own copies. Using
      * the key afterwards (in a builder's {@code build()}) throws {@code IllegalStateException}.
+     * Thread-safe: a copy being taken in another thread is finished first, and none is taken
+     * after.
      */
     @Override
-    public void destroy() {
-        Arrays.fill(bytes, (byte) 0);
+    public synchronized void destroy() {
         destroyed = true;
+        Arrays.fill(bytes, (byte) 0);
     }
 
     @Override

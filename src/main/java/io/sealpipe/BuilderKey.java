@@ -37,7 +37,7 @@ final class BuilderKey {
             owned = false;
             return key;
         }
-        return AesKey.copyOf(key.bytes());
+        return key.copy();
     }
 
     private void dropOwned() {

@@ -344,7 +344,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
         AesKey copy;
         synchronized (keyLock) {
             state.checkOpen();
-            copy = AesKey.copyOf(key.bytes());
+            copy = key.copy();
         }
         try {
             c = new PositionedCipher(params.newCipher(copy, position), new byte[16]);

@@ -157,7 +157,7 @@ public final class CtrStreams implements Destroyable {
 
     /** A copy of {@code from} with another IV, not yet used for encryption. */
     private CtrStreams(CtrStreams from, byte[] iv) {
-        this.key = AesKey.copyOf(from.key.bytes());
+        this.key = from.key.copy();
         this.iv = iv.clone();
         this.engine = from.engine;
         this.bufferSize = from.bufferSize;
@@ -301,14 +301,14 @@ public final class CtrStreams implements Destroyable {
 
     /** A copy of the key for a stream, which zeroes it when it closes. */
     AesKey keyCopy() {
-        return AesKey.copyOf(key.bytes());
+        return key.copy();
     }
 
     /** A new cipher with {@code key}, positioned at stream position {@code position}. */
     StreamCipher newCipher(AesKey key, long position) {
         StreamCipher cipher;
         try {
-            cipher = engine.newAesCtr(key.bytes(), iv);
+            cipher = key.withBytes(bytes -> engine.newAesCtr(bytes, iv));
         } catch (GeneralSecurityException e) {
             // The key and IV were validated in build(); an engine failure here is not the caller's.
             throw new IllegalStateException("cannot create AES-CTR on " + engine.name() + ": " + e.getMessage(), e);
@@ -332,7 +332,9 @@ public final class CtrStreams implements Destroyable {
 
     /**
      * Zeroes this object's copy of the key; streams already open keep working (each has its own
-     * copy), but new ones and {@link #withIv(byte[])} throw {@code IllegalStateException}.
+     * copy), but new ones and {@link #withIv(byte[])} throw {@code IllegalStateException}. May
+     * run while other threads make streams: each of those either gets the whole key or throws;
+     * none ever encrypts under a zeroed or half-zeroed key.
      */
     @Override
     public void destroy() {

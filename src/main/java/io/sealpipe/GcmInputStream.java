@@ -116,7 +116,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     private boolean finished;   // the final chunk was authenticated: the message is complete
     private final StreamState state = new StreamState("decryption"); // records authentication and engine failures
     private final byte[] one = new byte[1];
-    private byte[] messageKey;  // kept for the workers' ciphers until they are made (parallelism > 1)
+    private AesKey messageKey;  // kept for the workers' ciphers until they are made (parallelism > 1)
     private ResourcePool<AeadCipher> helperCiphers;
     private ChunkJob job;       // opens batches with workers, once the message passed PARALLEL_AFTER
 
@@ -639,7 +639,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             }
             cipher = params.newCipher(keys.key);
             baseNonce = keys.baseNonce.clone();
-            messageKey = params.parallelism() > 1 ? keys.key.clone() : null;
+            messageKey = params.parallelism() > 1 ? AesKey.copyOf(keys.key) : null;
         } finally {
             keys.destroy();
         }
@@ -659,7 +659,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         batchLock.lock(); // a close() from another thread sees the job and the buffers it must free
         try {
             helperCiphers = new ResourcePool<>(params.newCiphers(messageKey, helpers));
-            Arrays.fill(messageKey, (byte) 0);
+            messageKey.destroy();
             messageKey = null;
             job = new ChunkJob(helperCiphers, params.executor(), baseNonce, params.parallelism(), memory);
             if (source != null) {
@@ -715,7 +715,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             closer.run(cipher::close);
         }
         if (messageKey != null) {
-            Arrays.fill(messageKey, (byte) 0);
+            messageKey.destroy();
         }
         inputKey.destroy(); // still held if no read got to the header
         Arrays.fill(plain, (byte) 0);

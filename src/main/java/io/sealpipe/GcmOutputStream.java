@@ -55,7 +55,7 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
     private final boolean closeUnderlying;
     private final GcmStreams params;
     private final AeadCipher cipher;
-    private byte[] messageKey;        // kept for the workers' ciphers until they are made (parallelism > 1)
+    private AesKey messageKey;        // kept for the workers' ciphers until they are made (parallelism > 1)
     private GcmParallelWriter parallel; // the sealing once workers help, else null
     private final byte[] baseNonce;
     private final byte[] nonce = new byte[NONCE_LENGTH];
@@ -78,7 +78,7 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
         try {
             this.cipher = params.newCipher(keys.key);
             this.baseNonce = keys.baseNonce.clone();
-            this.messageKey = params.parallelism() > 1 ? keys.key.clone() : null;
+            this.messageKey = params.parallelism() > 1 ? AesKey.copyOf(keys.key) : null;
             System.arraycopy(salt, 0, sealed, 0, SALT_LENGTH);
             System.arraycopy(keys.commitment, 0, sealed, SALT_LENGTH, Cobblestone.COMMITMENT_LENGTH);
             sealedLength = HEADER_LENGTH;
@@ -183,7 +183,7 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
         drain();
         int helpers = 2 * (params.parallelism() - 1); // two batches may be sealed at once
         ResourcePool<AeadCipher> pool = new ResourcePool<>(params.newCiphers(messageKey, helpers));
-        Arrays.fill(messageKey, (byte) 0);
+        messageKey.destroy();
         messageKey = null;
         parallel = new GcmParallelWriter(sink, cipher, pool, params.executor(), baseNonce, params.parallelism(), nextChunk, plain, plainLength);
         Arrays.fill(plain, (byte) 0);
@@ -266,7 +266,7 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
         }
         closer.run(cipher::close);
         if (messageKey != null) {
-            Arrays.fill(messageKey, (byte) 0);
+            messageKey.destroy();
         }
         Arrays.fill(plain, (byte) 0);
         Arrays.fill(sealed, (byte) 0);

@@ -340,8 +340,15 @@ public final class GcmStreams implements Destroyable {
     /**
      * {@code count} more ciphers keyed with a message key, for workers; if one cannot be made,
      * those made are closed and the failure is thrown.
+     *
+     * @throws IllegalStateException if {@code messageKey} was destroyed (the stream was closed
+     *     from another thread)
      */
-    List<AeadCipher> newCiphers(byte[] messageKey, int count) {
+    List<AeadCipher> newCiphers(AesKey messageKey, int count) {
+        return messageKey.withBytes(bytes -> newCiphers(bytes, count));
+    }
+
+    private List<AeadCipher> newCiphers(byte[] messageKey, int count) {
         List<AeadCipher> ciphers = new ArrayList<>(count);
         try {
             for (int i = 0; i < count; i++) {
@@ -368,7 +375,7 @@ public final class GcmStreams implements Destroyable {
 
     /** The same with {@code inputKey}: a stream's own copy of this instance's key. */
     Cobblestone.MessageKeys derive(AesKey inputKey, byte[] salt) {
-        return Cobblestone.derive(inputKey.bytes(), salt, context);
+        return inputKey.withBytes(bytes -> Cobblestone.derive(bytes, salt, context));
     }
 
     /**
@@ -378,7 +385,7 @@ public final class GcmStreams implements Destroyable {
      * @throws IllegalStateException if this instance was destroyed
      */
     AesKey keyCopy() {
-        return AesKey.copyOf(key.bytes());
+        return key.copy();
     }
 
     /** A GCM cipher keyed with a message key. */
@@ -394,7 +401,9 @@ public final class GcmStreams implements Destroyable {
     /**
      * Zeroes this object's copy of the key. Streams and channels already made keep working (each
      * holds its own copy of what it needs, see the class comment); making new ones throws
-     * {@code IllegalStateException}.
+     * {@code IllegalStateException}. May run while other threads make streams: each of those
+     * either gets the whole key (and its message is sealed under it) or throws, before writing
+     * anything; none ever uses a zeroed or half-zeroed key.
      */
     @Override
     public void destroy() {

@@ -64,7 +64,7 @@ final class CipherOptions {
         Path file;
 
         @Option(names = "--key-env", paramLabel = "VAR", description = "An environment variable holding the key as 32 or"
-                + " 64 hex digits.")
+                + " 64 hex digits (nothing else: a passphrase is refused).")
         String env;
 
         @ArgGroup(exclusive = false)

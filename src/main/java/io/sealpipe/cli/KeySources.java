@@ -71,23 +71,22 @@ final class KeySources {
         return nameLike ? "--key-env " + name : "--key-env (the name given is not a variable name)";
     }
 
+    /** The key in environment variable {@code name}: 32 or 64 hex digits, nothing else. */
     private static byte[] fromEnvironment(String name, CommandSpec spec) {
         String value = System.getenv(name);
         if (value == null || value.isEmpty()) {
             throw bad(spec, variable(name) + ": the environment variable is not set");
         }
-        byte[] content = value.trim().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-        try {
-            if (content.length != 32 && content.length != 64) {
-                throw bad(spec, variable(name) + " must hold the key as 32 or 64 hex digits, not " + content.length
-                        + " characters");
-            }
-            return KeyFile.decode(content);
-        } catch (IllegalArgumentException e) {
-            throw bad(spec, variable(name) + " must hold the key as 32 or 64 hex digits");
-        } finally {
-            Arrays.fill(content, (byte) 0);
+        String digits = value.trim();
+        if ((digits.length() != 32 && digits.length() != 64) || !digits.chars().allMatch(HexFormat::isHexDigit)) {
+            // Never taken as raw bytes: a passphrase or base64 text would become a weak key.
+            String found = digits.length() == 32 || digits.length() == 64 ? digits.length() + " characters that are not all hex"
+                    : digits.length() + " characters";
+            throw bad(spec, variable(name) + " must hold the key as 32 or 64 hex digits (0-9, a-f), not " + found + ": a"
+                    + " passphrase or base64 text is not a key. Make one with: sealpipe keygen --out FILE, and set the"
+                    + " variable to that file's content");
         }
+        return HexFormat.of().parseHex(digits);
     }
 
     /**

@@ -82,7 +82,11 @@ import org.apache.hadoop.util.Progressable;
  *
  * <p>Instances are thread-safe, as Hadoop's are; {@link FileSystem#get} shares one per scheme,
  * authority and user. The wrapped file system is Hadoop's shared instance for its scheme and is
- * not closed with this one. Closing this one destroys its copies of the keys.
+ * not closed with this one. Closing this one destroys its copies of the keys (see {@link #close()}).
+ *
+ * <p>Key versions are known by their material, not their names: a key deleted and created again
+ * under its name is a new key, and the first read of the provider after the deletion forgets the
+ * deleted material ({@value #KEY_REFRESH_SECONDS} sets how often new files read it).
  */
 public class SealedFileSystem extends FileSystem {
     /** The URI of the Hadoop KeyProvider holding the key. */
@@ -95,8 +99,10 @@ public class SealedFileSystem extends FileSystem {
     public static final String CACHE_CHUNKS = "sealpipe.fs.cache.chunks";
     /**
      * Seconds the key versions read from the provider are kept before new files ask it for the
-     * current version again (default {@value #DEFAULT_KEY_REFRESH_SECONDS}); a file whose
-     * version is not among them makes the file system ask at once.
+     * current version again (default {@value #DEFAULT_KEY_REFRESH_SECONDS}; 0 asks for every
+     * file written); a file whose version is not among them makes the file system ask at once.
+     * Until the next ask, a key deleted (or deleted and created again) in the provider still
+     * writes new files: 0 where keys may be replaced under a running application.
      */
     public static final String KEY_REFRESH_SECONDS = "sealpipe.fs.key.refresh.seconds";
     /** The default of {@value #KEY_REFRESH_SECONDS}: ten minutes. */
@@ -298,7 +304,12 @@ public class SealedFileSystem extends FileSystem {
     public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize, short replication,
             long blockSize, Progressable progress) throws IOException {
         GcmStreams key = keys.forWriting(compress); // before the file exists: a key problem leaves nothing behind
-        return sealed(f, key, inner.create(toWrapped(f), permission, overwrite, bufferSize, replication, blockSize, progress));
+        try {
+            return sealed(f, key, inner.create(toWrapped(f), permission, overwrite, bufferSize, replication, blockSize,
+                    progress));
+        } finally {
+            key.destroy(); // the stream keeps what it needs
+        }
     }
 
     @Override
@@ -307,8 +318,12 @@ public class SealedFileSystem extends FileSystem {
             throws IOException {
         refuseAppend(f, flags);
         GcmStreams key = keys.forWriting(compress);
-        return sealed(f, key, inner.create(toWrapped(f), permission, flags, bufferSize, replication, blockSize, progress,
-                checksumOpt));
+        try {
+            return sealed(f, key, inner.create(toWrapped(f), permission, flags, bufferSize, replication, blockSize, progress,
+                    checksumOpt));
+        } finally {
+            key.destroy();
+        }
     }
 
     @Override
@@ -316,8 +331,12 @@ public class SealedFileSystem extends FileSystem {
             short replication, long blockSize, Progressable progress) throws IOException {
         refuseAppend(f, flags);
         GcmStreams key = keys.forWriting(compress);
-        return sealed(f, key, inner.createNonRecursive(toWrapped(f), permission, flags, bufferSize, replication, blockSize,
-                progress));
+        try {
+            return sealed(f, key, inner.createNonRecursive(toWrapped(f), permission, flags, bufferSize, replication,
+                    blockSize, progress));
+        } finally {
+            key.destroy();
+        }
     }
 
     private FSDataOutputStream sealed(Path f, GcmStreams key, FSDataOutputStream stored) throws IOException {
@@ -581,7 +600,13 @@ public class SealedFileSystem extends FileSystem {
         }
     }
 
-    /** Closes this view and destroys its keys; the wrapped file system stays open. */
+    /**
+     * Closes this view and destroys its keys; the wrapped file system stays open. From another
+     * thread too (Hadoop's shutdown hook closes every cached file system): a file whose
+     * {@code create} had returned keeps its own key and is sealed under it when closed, and every
+     * {@code create} or {@code open} after this fails with an {@code IOException} before any
+     * byte is written or read.
+     */
     @Override
     public void close() throws IOException {
         try {

@@ -81,7 +81,12 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
             byte[] header = new byte[GcmStreams.HEADER_LENGTH];
             in.readFully(0, header); // the channel reads it again by seek and read: the two are cached alike
             SealedKeys.Match match = keys.forReading(header, path);
-            GcmSeekableChannel channel = match.streams().open(new Input(in), storedLength, cachedChunks);
+            GcmSeekableChannel channel;
+            try {
+                channel = match.streams().open(new Input(in), storedLength, cachedChunks);
+            } finally {
+                match.streams().destroy(); // the channel keeps what it needs
+            }
             if (!match.compressed()) {
                 return new SealedInputStream(path, in, SealedContent.of(channel, length), length, statistics);
             }

@@ -241,7 +241,7 @@ public final class JceEngine implements CryptoEngine {
         private static final long serialVersionUID = 1L;
         private final byte[] bytes;
         private final String algorithm;
-        private final transient java.util.List<byte[]> handedOut; // null: the provider zeroes its copies
+        private final transient java.util.List<byte[]> handedOut; // null: the provider zeroes its copies; guarded by this
         private volatile boolean destroyed;
 
         OwnKey(byte[] bytes, String algorithm, boolean trackCopies) {
@@ -260,30 +260,27 @@ public final class JceEngine implements CryptoEngine {
             return "RAW";
         }
 
+        /** Under the lock that {@link #destroy()} takes: a copy is whole or refused, never half zeroed. */
         @Override
-        public byte[] getEncoded() {
+        public synchronized byte[] getEncoded() {
             if (destroyed) {
                 throw new IllegalStateException(algorithm + " key has been destroyed");
             }
             byte[] copy = bytes.clone();
             if (handedOut != null) {
-                synchronized (handedOut) {
-                    handedOut.add(copy);
-                }
+                handedOut.add(copy);
             }
             return copy;
         }
 
         @Override
-        public void destroy() {
+        public synchronized void destroy() {
+            destroyed = true;
             Arrays.fill(bytes, (byte) 0);
             if (handedOut != null) {
-                synchronized (handedOut) {
-                    handedOut.forEach(copy -> Arrays.fill(copy, (byte) 0));
-                    handedOut.clear();
-                }
+                handedOut.forEach(copy -> Arrays.fill(copy, (byte) 0));
+                handedOut.clear();
             }
-            destroyed = true;
         }
 
         @Override
