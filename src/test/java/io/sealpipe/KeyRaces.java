@@ -40,6 +40,16 @@ public final class KeyRaces {
      * one latch until both are ready, and joins them; returns how {@code writer} ended.
      */
     public static Outcome race(ExecutorService pool, Task writer, Task destroyer) throws Exception {
+        return race(pool, writer, destroyer, 0);
+    }
+
+    /**
+     * The same, with {@code destroyer} starting after {@code spins} calls of
+     * {@link Thread#onSpinWait()}: a writer that takes far longer than the destroyer is then
+     * caught at every stage, not only at its start. How far each round gets depends on the
+     * scheduling; what is checked of it does not.
+     */
+    public static Outcome race(ExecutorService pool, Task writer, Task destroyer, int spins) throws Exception {
         CountDownLatch ready = new CountDownLatch(2);
         CountDownLatch go = new CountDownLatch(1);
         Future<Outcome> w = pool.submit(() -> {
@@ -55,6 +65,9 @@ public final class KeyRaces {
         Future<Outcome> d = pool.submit(() -> {
             ready.countDown();
             go.await();
+            for (int i = 0; i < spins; i++) {
+                Thread.onSpinWait();
+            }
             destroyer.run();
             return new Outcome(null);
         });

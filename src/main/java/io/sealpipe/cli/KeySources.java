@@ -82,7 +82,7 @@ final class KeySources {
             // Never taken as raw bytes: a passphrase or base64 text would become a weak key.
             String found = digits.length() == 32 || digits.length() == 64 ? digits.length() + " characters that are not all hex"
                     : digits.length() + " characters";
-            throw bad(spec, variable(name) + " must hold the key as 32 or 64 hex digits (0-9, a-f), not " + found + ": a"
+            throw bad(spec, variable(name) + " must hold the key as 32 or 64 hex digits (0-9 and a-f, either case), not " + found + ": a"
                     + " passphrase or base64 text is not a key. Make one with: sealpipe keygen --out FILE, and set the"
                     + " variable to that file's content");
         }

@@ -98,11 +98,11 @@ public class SealedFileSystem extends FileSystem {
     /** Decrypted 16 KiB chunks an open file keeps for nearby reads (0 to 64); default 8. */
     public static final String CACHE_CHUNKS = "sealpipe.fs.cache.chunks";
     /**
-     * Seconds the key versions read from the provider are kept before new files ask it for the
-     * current version again (default {@value #DEFAULT_KEY_REFRESH_SECONDS}; 0 asks for every
-     * file written); a file whose version is not among them makes the file system ask at once.
-     * Until the next ask, a key deleted (or deleted and created again) in the provider still
-     * writes new files: 0 where keys may be replaced under a running application.
+     * Seconds the key versions read from the provider are kept before the next file created or
+     * opened reads them again (default {@value #DEFAULT_KEY_REFRESH_SECONDS}; 0 reads them for
+     * every file); a file whose version is not among them makes the file system read them at
+     * once. Until the next read, a key deleted (or deleted and created again) in the provider is
+     * still used: 0 where keys may be replaced under a running application.
      */
     public static final String KEY_REFRESH_SECONDS = "sealpipe.fs.key.refresh.seconds";
     /** The default of {@value #KEY_REFRESH_SECONDS}: ten minutes. */
@@ -342,7 +342,7 @@ public class SealedFileSystem extends FileSystem {
     private FSDataOutputStream sealed(Path f, GcmStreams key, FSDataOutputStream stored) throws IOException {
         statistics.incrementWriteOps(1);
         try {
-            return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), stored, key, compress, downgradeSyncable), statistics);
+            return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), stored, key, compress, downgradeSyncable, keys), statistics);
         } catch (Throwable e) { // an Error too (snappy-java's native library failing to load)
             stored.close();
             throw e;
@@ -602,10 +602,12 @@ public class SealedFileSystem extends FileSystem {
 
     /**
      * Closes this view and destroys its keys; the wrapped file system stays open. From another
-     * thread too (Hadoop's shutdown hook closes every cached file system): a file whose
-     * {@code create} had returned keeps its own key and is sealed under it when closed, and every
-     * {@code create} or {@code open} after this fails with an {@code IOException} before any
-     * byte is written or read.
+     * thread too (Hadoop's shutdown hook closes every cached file system), and without waiting
+     * for the key provider: every {@code create} or {@code open} after this fails with an
+     * {@code IOException} before it writes a byte or decrypts one, and a file being written fails
+     * at its next write, flush or {@code close()} with an {@code IOException}, left unsealed (no
+     * reader accepts it), as HDFS fails the files of a closed client. A file whose
+     * {@code close()} had begun is sealed whole.
      */
     @Override
     public void close() throws IOException {

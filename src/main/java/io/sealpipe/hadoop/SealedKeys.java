@@ -6,9 +6,13 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.crypto.key.KeyProvider;
 import org.apache.hadoop.crypto.key.KeyProvider.KeyVersion;
@@ -19,24 +23,27 @@ import org.apache.hadoop.fs.Path;
  * The versions of one key in a Hadoop {@link KeyProvider}: the current version writes, and a
  * reader takes the version whose key commitment matches the file's header.
  *
- * <p>The versions are read from the provider once (at the first file opened or created) and
- * kept: a keystore provider decrypts each entry with a slow password-based cipher, and a KMS
- * answers over the network, neither of which a file open should wait for. They are read again
- * when {@code sealpipe.fs.key.refresh.seconds} have passed (new files then use a version rolled
- * in the meantime; 0 reads them for every file written) and at once when a file's commitment
- * matches none of them (a file written under a newer version is readable at once).
+ * <p>The versions read from the provider are kept: a keystore provider decrypts each entry with
+ * a slow password-based cipher, and a KMS answers over the network, neither of which every file
+ * should wait for. Once {@code sealpipe.fs.key.refresh.seconds} have passed since the last read,
+ * the next file created or opened reads them again from a new provider (0: every file), and a
+ * file whose commitment matches none of them makes this read them at once (a file written under
+ * a newer version is readable at once).
  *
  * <p>A version is kept by its material (the SHA-256 of it), never by its name: a key deleted and
  * created again under the same name starts again at {@code NAME@0}, with other material. Each
- * read of the provider keeps exactly the versions it returned, so the first read after a deletion
- * forgets (and destroys) the deleted material, and a deleted key writes nothing more.
+ * read keeps exactly the versions the provider returned, so the first read after a deletion
+ * forgets (and destroys) the deleted material: from then on it neither writes nor reads. A
+ * provider that fails (a KMS outage) changes nothing kept: files stay readable with the versions
+ * read before, and {@code create} fails until a read succeeds.
  *
- * <p>Key material is copied once into each version, which {@link #close()} or a read that no
- * longer lists it destroys. Callers get {@link GcmStreams} of their own, with their own copy of
- * the key, taken whole under this object's lock and destroyed by the caller once its stream is
- * made: a {@code close()} from another thread never leaves a writer with a zeroed key. It makes
- * a writer that comes later fail with an {@code IOException}; one that already had its streams
- * seals its file under the real key. Thread-safe.
+ * <p>Each version holds copies of its material ({@link AesKey} and the {@link GcmStreams} that
+ * match headers against it), which {@link #close()}, or a read that no longer lists it, destroys.
+ * Callers get {@code GcmStreams} of their own, made under this object's lock from a whole copy of
+ * the key, and destroy them once their stream is made: a {@code close()} from another thread
+ * never leaves a caller with a zeroed key. The provider is never called under the lock that
+ * {@code close()} takes (Hadoop's shutdown hook closes file systems while it holds the
+ * {@code FileSystem} cache's lock, which making a {@code jceks://} provider needs). Thread-safe.
  */
 final class SealedKeys implements Closeable {
     /**
@@ -62,6 +69,10 @@ final class SealedKeys implements Closeable {
                 key.destroy();
                 throw e;
             }
+        }
+
+        Version named(String newName) {
+            return new Version(newName, key, plain, snappy);
         }
 
         /** Streams of the caller's own, with a copy of the key: the caller destroys them. */
@@ -97,26 +108,27 @@ final class SealedKeys implements Closeable {
     private final String keyName;
     private final int parallelism;
     private final long refreshNanos;
-    private KeyProvider provider;                                        // guarded by this
-    private Map<String, Version> byMaterial = new LinkedHashMap<>();     // guarded by this; by SHA-256 of the material
-    private Version current;                                             // guarded by this; null until read
-    private long readAt;                                                 // guarded by this; System.nanoTime() of the last read
-    private boolean providerRead;                                        // guarded by this; provider was asked (read a new one)
-    private boolean closed;                                              // guarded by this
+    /** One read of the provider at a time; never taken by {@link #close()}, never under this. */
+    private final ReentrantLock reading = new ReentrantLock();
+    private Map<String, Version> byMaterial = new LinkedHashMap<>(); // guarded by this; by SHA-256 of the material
+    private Version current;         // guarded by this; null until read, or if the current version cannot write
+    private String cannotWrite;      // guarded by this; why current is null after a read
+    private boolean read;            // guarded by this; whether the provider was read once
+    private long readAt;             // guarded by this; System.nanoTime() of the last read
+    private volatile boolean closed; // set under this
 
-    private SealedKeys(Configuration conf, String providerPath, String keyName, int parallelism, long refreshNanos,
-            KeyProvider provider) {
+    private SealedKeys(Configuration conf, String providerPath, String keyName, int parallelism, long refreshNanos) {
         this.conf = conf;
         this.providerPath = providerPath;
         this.keyName = keyName;
         this.parallelism = parallelism;
         this.refreshNanos = refreshNanos;
-        this.provider = provider;
     }
 
     /**
      * The key named by {@code sealpipe.fs.key.name} in the provider at
-     * {@code sealpipe.fs.key.provider.path}.
+     * {@code sealpipe.fs.key.provider.path}, checked to exist now; its versions are read at the
+     * first file created or opened.
      *
      * @throws IOException if either is unset, the provider cannot be made or the key does not
      *     exist in it
@@ -131,18 +143,16 @@ final class SealedKeys implements Closeable {
             throw new IllegalArgumentException(SealedFileSystem.KEY_REFRESH_SECONDS + " must be 0 or more, not " + refreshSeconds);
         }
         KeyProvider provider = newProvider(conf, path);
-        SealedKeys keys = new SealedKeys(conf, path, name, parallelism,
-                refreshSeconds > Long.MAX_VALUE / 1_000_000_000L ? Long.MAX_VALUE : refreshSeconds * 1_000_000_000L, provider);
         try {
             if (provider.getMetadata(name) == null) {
                 throw new IOException("there is no key '" + name + "' in " + path + " (" + SealedFileSystem.KEY_NAME
                         + "): create it with: hadoop key create " + name + " -size 256 -provider " + path);
             }
-        } catch (IOException | RuntimeException e) {
-            keys.closeQuietly(e);
-            throw e;
+        } finally {
+            provider.close(); // a keystore provider is a snapshot of the file: each read makes a new one
         }
-        return keys;
+        return new SealedKeys(conf, path, name, parallelism,
+                refreshSeconds > Long.MAX_VALUE / 1_000_000_000L ? Long.MAX_VALUE : refreshSeconds * 1_000_000_000L);
     }
 
     private static String required(Configuration conf, String key, String what) throws IOException {
@@ -173,23 +183,35 @@ final class SealedKeys implements Closeable {
         return keyName;
     }
 
+    /** Whether {@link #close()} was called: the file system is closed and its keys are gone. */
+    boolean isClosed() {
+        return closed;
+    }
+
     /**
      * Streams of the current version, for writing a plain or a compressed file: the caller's
      * own, to destroy once its stream is made.
      *
-     * @throws IOException if this was closed, the provider has no current version (the key was
-     *     deleted) or its material is not 256 bits
+     * @throws IOException if this was closed, the provider cannot be read, has no current version
+     *     (the key was deleted) or its material is not 256 bits
      */
-    synchronized GcmStreams forWriting(boolean compressed) throws IOException {
-        checkOpen();
-        if (current == null || System.nanoTime() - readAt >= refreshNanos) { // 0: every time
-            readVersions(false);
+    GcmStreams forWriting(boolean compressed) throws IOException {
+        synchronized (this) {
+            checkOpen();
+            if (read && !stale()) {
+                return currentStreams(compressed);
+            }
         }
-        if (current.key().length() != WRITE_KEY_BYTES) {
-            throw new IOException("version " + current.name() + " of the key '" + keyName + "' in " + providerPath
-                    + " is 128 bits; sealed files are written with 256-bit keys (Cobblestone-256): roll it to a 256-bit"
-                    + " version with: hadoop key roll " + keyName + " -provider " + providerPath
-                    + " (after creating the key with -size 256)");
+        readVersions();
+        synchronized (this) {
+            checkOpen();
+            return currentStreams(compressed);
+        }
+    }
+
+    private GcmStreams currentStreams(boolean compressed) throws IOException {
+        if (current == null) {
+            throw new IOException(cannotWrite);
         }
         return current.streams(compressed);
     }
@@ -197,30 +219,43 @@ final class SealedKeys implements Closeable {
     /**
      * The version that wrote the file whose first {@link GcmStreams#HEADER_LENGTH} bytes are
      * {@code header}, as streams of the caller's own (to destroy once the file is open): tried
-     * among the versions read, then once more after reading them again from a new provider (a
-     * version rolled by another process since).
+     * among the versions kept, unless they are stale, then after reading them again from the
+     * provider (a version rolled by another process since).
      *
-     * @throws IOException if this was closed, or no version matches, naming {@code path}, the
-     *     key and the versions tried
+     * @throws IOException naming {@code path} if this was closed, the provider cannot be read or
+     *     no version matches (then naming the key and the versions tried)
      */
-    synchronized Match forReading(byte[] header, Path path) throws IOException {
-        checkOpen();
-        if (current == null) {
-            readVersions(false);
+    Match forReading(byte[] header, Path path) throws IOException {
+        synchronized (this) {
+            checkOpen();
+            if (read && !stale()) {
+                Match found = match(header);
+                if (found != null) {
+                    return found;
+                }
+            }
         }
-        Match found = match(header);
-        if (found == null) {
-            readVersions(true);
-            found = match(header);
+        try {
+            readVersions();
+        } catch (IOException e) {
+            throw new IOException(path + ": " + e.getMessage(), e);
         }
-        if (found == null) {
-            List<String> tried = byMaterial.values().stream().map(Version::name).toList();
-            throw new IOException(path + ": no version of the key '" + keyName + "' in " + providerPath
-                    + " matches the file's key commitment (tried " + String.join(", ", tried) + "): the file was written"
-                    + " under another key, or it is not a sealed file (the versions deleted from the provider are not"
-                    + " tried). No byte of it was decrypted.");
+        synchronized (this) {
+            checkOpen();
+            Match found = match(header);
+            if (found == null) {
+                List<String> tried = byMaterial.values().stream().map(Version::name).toList();
+                throw new IOException(path + ": no version of the key '" + keyName + "' in " + providerPath
+                        + " matches the file's key commitment (tried " + String.join(", ", tried) + "): the file was"
+                        + " written under another key, or it is not a sealed file (a version deleted from the provider is"
+                        + " not tried). No byte of it was decrypted.");
+            }
+            return found;
         }
-        return found;
+    }
+
+    private boolean stale() {
+        return System.nanoTime() - readAt >= refreshNanos; // 0: always
     }
 
     private Match match(byte[] header) {
@@ -235,71 +270,89 @@ final class SealedKeys implements Closeable {
         return null;
     }
 
+    /** What one read of the provider returned: every version, and the current one (null: none). */
+    private record ProviderVersions(List<KeyVersion> all, KeyVersion current) {}
+
     /**
-     * Reads every version and the current one from the provider (from a new provider if
-     * {@code reload}, or if the versions are stale: what another process rolled or deleted
-     * since). Keeps exactly the versions read, by material; destroys the others, all of them if
-     * the key is gone.
+     * Reads every version and the current one from a new provider (what another process rolled
+     * or deleted since), outside this object's lock, then keeps exactly the versions read, by
+     * material, and destroys the others: all of them if the key is gone. A provider that fails
+     * changes nothing.
      */
-    private void readVersions(boolean reload) throws IOException {
-        if (reload || providerRead) {
-            KeyProvider fresh = newProvider(conf, providerPath);
-            KeyProvider old = provider;
-            provider = fresh;
-            old.close();
+    private void readVersions() throws IOException {
+        reading.lock();
+        try {
+            checkOpen();
+            ProviderVersions found;
+            KeyProvider provider = newProvider(conf, providerPath);
+            try {
+                found = new ProviderVersions(provider.getKeyVersions(keyName), provider.getCurrentKey(keyName));
+            } finally {
+                provider.close();
+            }
+            synchronized (this) {
+                checkOpen();
+                keep(found);
+            }
+        } finally {
+            reading.unlock();
         }
-        providerRead = true;
-        // A provider that fails (a KMS outage) keeps the versions read before for reading; only
-        // its answer that the key is gone forgets them.
-        List<KeyVersion> versions = provider.getKeyVersions(keyName);
-        KeyVersion now = provider.getCurrentKey(keyName);
-        if (now == null || now.getMaterial() == null || versions == null) {
+    }
+
+    /** Replaces the versions kept with {@code found}'s, reusing those of the same material. */
+    private void keep(ProviderVersions found) throws IOException {
+        read = true;
+        readAt = System.nanoTime();
+        KeyVersion now = found.current();
+        if (now == null || now.getMaterial() == null || found.all() == null) {
             forget();
-            throw new IOException("the key '" + keyName + "' in " + providerPath + " has no current version: it was deleted"
+            cannotWrite = "the key '" + keyName + "' in " + providerPath + " has no current version: it was deleted"
                     + " (create it with: hadoop key create " + keyName + " -size 256 -provider " + providerPath
-                    + "), or this user may not read its material");
-        }
-        byte[] material = now.getMaterial();
-        if (material.length != 16 && material.length != WRITE_KEY_BYTES) {
-            forget();
-            throw new IOException("version " + now.getVersionName() + " of the key '" + keyName + "' in " + providerPath
-                    + " is " + material.length * 8 + " bits, not an AES key: sealed files are written with 256-bit keys");
+                    + "), or this user may not read its material";
+            throw new IOException(cannotWrite);
         }
         Map<String, Version> kept = byMaterial;
-        Map<String, Version> read = new LinkedHashMap<>();
+        Map<String, Version> fresh = new LinkedHashMap<>();
         try {
-            for (KeyVersion version : versions) {
-                keep(version, kept, read);
+            for (KeyVersion version : found.all()) {
+                keep(version, kept, fresh);
             }
-            current = keep(now, kept, read);
-        } catch (RuntimeException e) {
-            read.values().forEach(Version::destroy);
-            kept.values().forEach(Version::destroy);
-            byMaterial = new LinkedHashMap<>();
-            current = null;
+            current = keep(now, kept, fresh);
+        } catch (RuntimeException e) { // a version's streams could not be made: keep nothing
+            fresh.values().forEach(Version::destroy);
+            forget();
+            cannotWrite = "the versions of the key '" + keyName + "' could not be kept: " + e;
             throw e;
         }
         kept.values().forEach(Version::destroy); // no longer in the provider: deleted
-        byMaterial = read;
-        readAt = System.nanoTime();
+        byMaterial = fresh;
+        int bytes = now.getMaterial().length;
+        if (current == null || bytes != WRITE_KEY_BYTES) {
+            current = null;
+            cannotWrite = "version " + now.getVersionName() + " of the key '" + keyName + "' in " + providerPath + " is "
+                    + bytes * 8 + " bits; sealed files are written with 256-bit keys (Cobblestone-256): roll it to a"
+                    + " 256-bit version with: hadoop key roll " + keyName + " -provider " + providerPath
+                    + " (after creating the key with -size 256)";
+        }
     }
 
     /**
-     * Moves the version of {@code version}'s material from {@code kept} to {@code read}, or makes
-     * it; returns it, or null if the material is no AES key (nothing it could have written).
+     * Moves the version of {@code version}'s material from {@code kept} to {@code fresh}, or makes
+     * it; returns it, or null if the material is no 128- or 256-bit key (nothing it could have
+     * written).
      */
-    private Version keep(KeyVersion version, Map<String, Version> kept, Map<String, Version> read) {
+    private Version keep(KeyVersion version, Map<String, Version> kept, Map<String, Version> fresh) {
         byte[] material = version.getMaterial();
         if (material == null || (material.length != 16 && material.length != 32)) {
             return null;
         }
         String id = fingerprint(material);
-        Version found = read.get(id);
+        Version found = fresh.get(id);
         if (found == null) {
-            found = kept.remove(id);
-            found = found == null ? Version.of(version.getVersionName(), material, parallelism)
-                    : new Version(version.getVersionName(), found.key(), found.plain(), found.snappy());
-            read.put(id, found);
+            Version before = kept.remove(id);
+            found = before == null ? Version.of(version.getVersionName(), material, parallelism)
+                    : before.named(version.getVersionName());
+            fresh.put(id, found);
         }
         return found;
     }
@@ -307,13 +360,13 @@ final class SealedKeys implements Closeable {
     /** The SHA-256 of {@code material}, in hex: a version's identity, which does not reveal it. */
     private static String fingerprint(byte[] material) {
         try {
-            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(material));
-        } catch (java.security.NoSuchAlgorithmException e) {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(material));
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is missing from this JDK", e); // every JDK must have it
         }
     }
 
-    /** Destroys every version kept: until the provider is read again, nothing writes or reads. */
+    /** Destroys every version kept; nothing writes or reads until the provider is read again. */
     private void forget() {
         byMaterial.values().forEach(Version::destroy);
         byMaterial = new LinkedHashMap<>();
@@ -326,23 +379,17 @@ final class SealedKeys implements Closeable {
         }
     }
 
-    /** Destroys every version's copy of the key and closes the provider. */
+    /**
+     * Destroys every version's copies of the key. Waits for no provider call: a read of the
+     * provider running meanwhile finds this closed and keeps nothing.
+     */
     @Override
-    public synchronized void close() throws IOException {
+    public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
         forget();
-        provider.close();
-    }
-
-    private void closeQuietly(Exception failure) {
-        try {
-            close();
-        } catch (IOException e) {
-            failure.addSuppressed(e);
-        }
     }
 
     @Override

@@ -40,16 +40,21 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
     private final SnappyIndexedOutputStream snappy; // null: not compressed
     private final OutputStream content; // snappy, or gcm itself
     private final boolean downgradeSyncable;
+    private final SealedKeys keys; // closed with the file system, which ends this file unsealed
 
     /**
-     * @param keys the key version's streams: of the compressed context if {@code compress}
+     * @param streams the key version's streams: of the compressed context if {@code compress};
+     *     this stream takes what it needs from them now
      * @param compress whether the content is compressed ({@link SnappyIndexedOutputStream})
+     * @param keys the file system's keys: once they are closed, this file is abandoned unsealed
+     *     at its next call
      */
-    SealedOutputStream(Path path, FSDataOutputStream out, GcmStreams keys, boolean compress, boolean downgradeSyncable)
-            throws IOException {
+    SealedOutputStream(Path path, FSDataOutputStream out, GcmStreams streams, boolean compress, boolean downgradeSyncable,
+            SealedKeys keys) throws IOException {
         this.path = path;
         this.out = out;
-        this.gcm = keys.encrypt(out);
+        this.keys = keys;
+        this.gcm = streams.encrypt(out);
         this.snappy = compress ? new SnappyIndexedOutputStream(gcm) : null;
         this.content = compress ? snappy : gcm;
         this.downgradeSyncable = downgradeSyncable;
@@ -57,22 +62,40 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
 
     @Override
     public void write(int b) throws IOException {
+        checkFileSystemOpen();
         content.write(b);
     }
 
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
+        checkFileSystemOpen();
         content.write(b, off, len);
+    }
+
+    /**
+     * Abandons the file (unsealed: no reader accepts it) and throws once the file system was
+     * closed, as HDFS fails the files a closed client was writing: closing it destroys the keys,
+     * and nothing is sealed after that.
+     */
+    private void checkFileSystemOpen() throws IOException {
+        if (keys.isClosed()) {
+            abort();
+            throw new IOException(path + ": the sealed file system was closed while this file was being written (its keys"
+                    + " are destroyed with it), so the file is left unsealed and no reader accepts it: write it again"
+                    + " through a file system that is open");
+        }
     }
 
     /** Passes on the header and the sealed chunks; a partial chunk (and frame) stays here. */
     @Override
     public void flush() throws IOException {
+        checkFileSystemOpen();
         content.flush();
     }
 
     @Override
     public void hflush() throws IOException {
+        checkFileSystemOpen();
         if (atChunkBoundary("hflush")) {
             gcm.flush();
             out.hflush();
@@ -89,6 +112,7 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
 
     @Override
     public void hsync() throws IOException {
+        checkFileSystemOpen();
         if (atChunkBoundary("hsync")) {
             gcm.flush();
             out.hsync();
@@ -141,10 +165,14 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
 
     /**
      * Seals the message and closes the wrapped stream; a compressed file's last frame and index
-     * go first, and if they fail the message is abandoned, not sealed.
+     * go first, and if they fail the message is abandoned, not sealed. After the file system was
+     * closed, abandons the file and throws instead.
      */
     @Override
     public void close() throws IOException {
+        if (gcm.isOpen()) {
+            checkFileSystemOpen();
+        }
         if (snappy != null && gcm.isOpen()) {
             try {
                 snappy.finish();

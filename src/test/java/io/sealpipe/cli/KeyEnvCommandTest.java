@@ -39,7 +39,11 @@ class KeyEnvCommandTest {
         builder.environment().put(VARIABLE, value);
         Process process = builder.start();
         process.getOutputStream().close();
-        int code = process.waitFor();
+        if (!process.waitFor(2, java.util.concurrent.TimeUnit.MINUTES)) { // a safety net: the CLI takes about a second
+            process.destroyForcibly();
+            throw new AssertionError("the CLI did not finish: " + Files.readString(dir.resolve("stderr")));
+        }
+        int code = process.exitValue();
         return new Run(code, Files.readString(dir.resolve("stdout")), Files.readString(dir.resolve("stderr")));
     }
 

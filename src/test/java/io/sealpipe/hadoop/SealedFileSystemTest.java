@@ -349,6 +349,7 @@ class SealedFileSystemTest {
 
     @Test
     void withRefreshZeroARunningFileSystemWritesWithARolledVersionAtOnce() throws IOException {
+        write(fs, fixture.sealedPath("zero"), data(10, 0)); // fs reads the versions now, before the roll
         Configuration conf = new Configuration(fixture.conf);
         conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
         try (FileSystem sealed = FileSystem.get(java.net.URI.create("sfile:///"), conf)) {

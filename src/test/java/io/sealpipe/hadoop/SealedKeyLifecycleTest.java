@@ -13,6 +13,8 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.apache.hadoop.conf.Configuration;
@@ -34,7 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(600) // a safety net against a deadlocked fix only: no test waits for time
 class SealedKeyLifecycleTest {
-    private static final byte[] PLAIN = data(40_000, 26); // two full chunks and a final one
+    private static final byte[] PLAIN = data(100_000, 26); // six full chunks and a final one: some are passed on before close
 
     @TempDir
     java.nio.file.Path dir;
@@ -47,30 +49,49 @@ class SealedKeyLifecycleTest {
      * Thousands of rounds, each a new file system instance whose {@code close()} races a
      * {@code create}, {@code write} and {@code close} of one file, both released by one latch.
      * Each round ends with the file sealed whole under the real key, or with the writer failed
-     * by an {@code IOException} and the stored bytes (if any) verifying under no key that a torn
-     * read could give. The keys are in a {@code user:///} provider (the current user's
-     * credentials), which is read in microseconds where a JCEKS entry takes a slow password-based
-     * decryption per instance.
+     * by an {@code IOException} and the stored bytes (none, or a file left unsealed) verifying
+     * under no key that a torn read could give. The keys are in a {@code user:///} provider (the
+     * current user's credentials), which is read in microseconds where a JCEKS entry takes a
+     * slow password-based decryption per instance.
      */
     @Test
     void closeRacingCreateWriteCloseSealsUnderTheRealKeyOrFailsWithIOException() throws Exception {
         URI provider = URI.create("user:///");
-        SealedFixture.createKey(provider, "race", 256);
-        byte[] key = material(provider, "race");
+        String name = "race-" + java.util.UUID.randomUUID(); // the user's credentials last as long as the JVM
+        SealedFixture.createKey(provider, name, 256);
+        byte[] key = material(provider, name);
         Configuration conf = SealedFixture.sealedConf(provider);
-        conf.set(SealedFileSystem.KEY_NAME, "race");
-        int rounds = 3_000;
+        conf.set(SealedFileSystem.KEY_NAME, name);
+        int rounds = 2_000;
         int sealed = 0;
+        int leftUnsealed = 0;
+        int[][] outcomes = new int[3][2];
         ExecutorService pool = Executors.newFixedThreadPool(2);
+        java.util.Random spins = new java.util.Random(26);
         try {
             for (int round = 0; round < rounds; round++) {
                 FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), conf);
+                write(fs, sealedPath("warm"), new byte[1]); // reads the key versions: the race is not about the provider
                 Path path = sealedPath("r" + round);
+                // The close starts with the writer's create, after it, or after the write, and
+                // then after a random number of spins, so that it meets the writer at every stage.
+                CountDownLatch created = new CountDownLatch(1);
+                CountDownLatch written = new CountDownLatch(1);
+                CountDownLatch meet = List.of(new CountDownLatch(0), created, written).get(round % 3);
                 KeyRaces.Outcome writer = KeyRaces.race(pool, () -> {
                     try (FSDataOutputStream out = fs.create(path, true)) {
+                        created.countDown();
                         out.write(PLAIN);
+                        written.countDown();
+                    } finally {
+                        created.countDown(); // a writer that failed early never keeps the close waiting
+                        written.countDown();
                     }
-                }, fs::close);
+                }, () -> {
+                    meet.await();
+                    fs.close();
+                }, spins.nextInt(1 << 14));
+                outcomes[round % 3][writer.failure() == null ? 0 : 1]++;
                 java.nio.file.Path stored = dir.resolve("r" + round);
                 byte[] bytes = Files.exists(stored) ? Files.readAllBytes(stored) : new byte[0];
                 for (byte[] torn : KeyRaces.tornKeys(key)) {
@@ -88,6 +109,7 @@ class SealedKeyLifecycleTest {
                     }
                     assertFalse(KeyRaces.opens(key, bytes, new byte[0]), "round " + round + ": a failed writer left a file"
                             + " that verifies");
+                    leftUnsealed += bytes.length > 0 ? 1 : 0;
                 }
                 Files.deleteIfExists(stored);
                 Files.deleteIfExists(dir.resolve(".r" + round + ".crc"));
@@ -95,7 +117,10 @@ class SealedKeyLifecycleTest {
         } finally {
             pool.shutdownNow();
         }
-        System.out.printf("FileSystem.close race: %d of %d files sealed, the others refused%n", sealed, rounds);
+        System.out.printf("FileSystem.close race: %d of %d files sealed; of the writers refused, %d left an unsealed file;"
+                + " sealed/refused with the close from the create on %d/%d, after the create %d/%d, after the write %d/%d%n",
+                sealed, rounds, leftUnsealed, outcomes[0][0], outcomes[0][1], outcomes[1][0], outcomes[1][1], outcomes[2][0],
+                outcomes[2][1]);
     }
 
     /**
@@ -116,10 +141,7 @@ class SealedKeyLifecycleTest {
             write(longLived, fixture.sealedPath("old"), oldContent);
             byte[] oldMaterial = material(fixture.keystore, SealedFixture.KEY);
 
-            KeyProvider admin = fixture.provider();
-            admin.deleteKey(SealedFixture.KEY);
-            admin.flush();
-            admin.close();
+            deleteKey(fixture);
             IOException deleted = assertThrows(IOException.class,
                     () -> write(longLived, fixture.sealedPath("meanwhile"), oldContent));
             assertTrue(deleted.getMessage().contains("the key 'data' in " + fixture.keystore + " has no current version"),
@@ -146,6 +168,152 @@ class SealedKeyLifecycleTest {
             assertArrayEquals(newContent, readAll(longLived, fixture.sealedPath("new")));
         } finally {
             longLived.close();
+        }
+    }
+
+    /**
+     * The same with nothing in between: the key deleted and created again at once, before the
+     * next file. Only its material tells the new {@code data@0} from the old one.
+     */
+    @Test
+    void aKeyReplacedUnderTheSameVersionNameIsToldByItsMaterial() throws IOException {
+        SealedFixture fixture = new SealedFixture(dir);
+        Configuration conf = new Configuration(fixture.conf);
+        conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
+        try (FileSystem longLived = FileSystem.newInstance(URI.create("sfile:///"), conf)) {
+            byte[] oldContent = data(20_000, 1);
+            write(longLived, fixture.sealedPath("old"), oldContent);
+            byte[] oldMaterial = material(fixture.keystore, SealedFixture.KEY);
+            replaceKey(fixture);
+            byte[] newMaterial = material(fixture.keystore, SealedFixture.KEY);
+
+            byte[] newContent = data(20_000, 2);
+            write(longLived, fixture.sealedPath("new"), newContent);
+            byte[] stored = Files.readAllBytes(dir.resolve("new"));
+            assertArrayEquals(newContent, KeyRaces.open(newMaterial, stored, new byte[0]), "sealed under the new material");
+            assertFalse(KeyRaces.opens(oldMaterial, stored, new byte[0]), "sealed under the deleted material");
+            assertOldFileFails(longLived, fixture);
+        }
+    }
+
+    /**
+     * The key replaced after the file system was made and before its first file: the first file
+     * is sealed under the new material (the provider made to check the key at start is not what
+     * the first file reads).
+     */
+    @Test
+    void aKeyReplacedBeforeTheFirstFileIsReadAfresh() throws IOException {
+        SealedFixture fixture = new SealedFixture(dir);
+        Configuration conf = new Configuration(fixture.conf);
+        conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
+        try (FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), conf)) {
+            replaceKey(fixture);
+            byte[] content = data(1000, 3);
+            write(fs, fixture.sealedPath("first"), content);
+            assertArrayEquals(content, KeyRaces.open(material(fixture.keystore, SealedFixture.KEY),
+                    Files.readAllBytes(dir.resolve("first")), new byte[0]));
+        }
+    }
+
+    /** A reader too sees a deletion at its next read of the provider: a deleted key reads nothing more. */
+    @Test
+    void aDeletedKeyNoLongerReads() throws IOException {
+        SealedFixture fixture = new SealedFixture(dir);
+        Configuration conf = new Configuration(fixture.conf);
+        conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
+        try (FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), conf)) {
+            byte[] content = data(1000, 4);
+            write(fs, fixture.sealedPath("f"), content);
+            assertArrayEquals(content, readAll(fs, fixture.sealedPath("f")));
+            deleteKey(fixture);
+            IOException e = assertThrows(IOException.class, () -> readAll(fs, fixture.sealedPath("f")));
+            assertTrue(e.getMessage().contains(fixture.sealedPath("f").toString()) && e.getMessage().contains(
+                    "the key 'data' in " + fixture.keystore + " has no current version: it was deleted"), e.getMessage());
+        }
+    }
+
+    /**
+     * A file being written when its file system is closed fails at its next write and at close,
+     * left unsealed: no reader accepts it, under the real key or any other. A create after the
+     * close fails before making the file.
+     */
+    @Test
+    void aFileBeingWrittenWhenTheFileSystemClosesIsLeftUnsealed() throws IOException {
+        SealedFixture fixture = new SealedFixture(dir);
+        byte[] key = material(fixture.keystore, SealedFixture.KEY);
+        FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), fixture.conf);
+        FSDataOutputStream out = fs.create(fixture.sealedPath("w"), true);
+        out.write(data(200_000, 5)); // more than the stream gathers before it passes chunks on
+        fs.close();
+        IOException write = assertThrows(IOException.class, () -> out.write(1));
+        assertTrue(write.getMessage().contains("the sealed file system was closed while this file was being written"),
+                write.getMessage());
+        out.close(); // already abandoned by the failed write: nothing more to say
+        byte[] stored = Files.readAllBytes(dir.resolve("w"));
+        assertTrue(stored.length > 0, "the chunks passed on before the close stay");
+        assertFalse(KeyRaces.opens(key, stored, new byte[0]), "an unsealed file verifies");
+
+        FileSystem again = FileSystem.newInstance(URI.create("sfile:///"), fixture.conf);
+        FSDataOutputStream second = again.create(fixture.sealedPath("v"), true);
+        second.write(data(100, 6));
+        again.close();
+        IOException close = assertThrows(IOException.class, second::close);
+        assertTrue(close.getMessage().contains("left unsealed"), close.getMessage());
+        assertFalse(KeyRaces.opens(key, Files.readAllBytes(dir.resolve("v")), new byte[0]));
+
+        IOException create = assertThrows(IOException.class, () -> fs.create(fixture.sealedPath("after"), true));
+        assertTrue(create.getMessage().contains("the sealed file system was closed"), create.getMessage());
+        assertFalse(Files.exists(dir.resolve("after")));
+    }
+
+    /**
+     * Hadoop's shutdown hook closes every cached file system while it holds the {@code FileSystem}
+     * cache's lock; a {@code create} that reads the key provider at that moment needs that lock
+     * to make a {@code jceks://} provider. close() must not wait for that create: before, it
+     * waited for the key versions' lock, which the create held, and both threads hung.
+     */
+    @Test
+    void closeUnderTheCacheLockDoesNotWaitForACreateReadingTheProvider() throws Exception {
+        SealedFixture fixture = new SealedFixture(dir);
+        Configuration conf = new Configuration(fixture.conf);
+        conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0); // every create reads the provider
+        FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), conf);
+        java.lang.reflect.Field cacheField = FileSystem.class.getDeclaredField("CACHE");
+        cacheField.setAccessible(true);
+        Object cache = cacheField.get(null);
+        java.util.concurrent.atomic.AtomicReference<Throwable> created = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread writer = new Thread(() -> {
+            try {
+                write(fs, fixture.sealedPath("c"), data(100, 7));
+            } catch (Throwable t) {
+                created.set(t);
+            }
+        }, "create-under-hook");
+        synchronized (cache) { // as Cache.closeAll holds it
+            writer.start();
+            while (writer.getState() != Thread.State.BLOCKED && writer.isAlive()) {
+                Thread.onSpinWait(); // until the create waits for the cache's lock (making the provider)
+            }
+            fs.close(); // hung here before
+        }
+        writer.join();
+        assertTrue(created.get() instanceof IOException, "the create after close: " + created.get());
+        assertTrue(created.get().getMessage().contains("the sealed file system was closed"), created.get().getMessage());
+        assertFalse(Files.exists(dir.resolve("c")));
+    }
+
+    private static void replaceKey(SealedFixture fixture) throws IOException {
+        deleteKey(fixture);
+        fixture.createKey(SealedFixture.KEY, 256);
+    }
+
+    private static void deleteKey(SealedFixture fixture) throws IOException {
+        KeyProvider admin = fixture.provider();
+        try {
+            admin.deleteKey(SealedFixture.KEY);
+            admin.flush();
+        } finally {
+            admin.close();
         }
     }
 
