@@ -303,13 +303,7 @@ public class SealedFileSystem extends FileSystem {
     @Override
     public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize, short replication,
             long blockSize, Progressable progress) throws IOException {
-        GcmStreams key = keys.forWriting(compress); // before the file exists: a key problem leaves nothing behind
-        try {
-            return sealed(f, key, inner.create(toWrapped(f), permission, overwrite, bufferSize, replication, blockSize,
-                    progress));
-        } finally {
-            key.destroy(); // the stream keeps what it needs
-        }
+        return sealed(f, () -> inner.create(toWrapped(f), permission, overwrite, bufferSize, replication, blockSize, progress));
     }
 
     @Override
@@ -317,35 +311,42 @@ public class SealedFileSystem extends FileSystem {
             short replication, long blockSize, Progressable progress, org.apache.hadoop.fs.Options.ChecksumOpt checksumOpt)
             throws IOException {
         refuseAppend(f, flags);
-        GcmStreams key = keys.forWriting(compress);
-        try {
-            return sealed(f, key, inner.create(toWrapped(f), permission, flags, bufferSize, replication, blockSize, progress,
-                    checksumOpt));
-        } finally {
-            key.destroy();
-        }
+        return sealed(f, () -> inner.create(toWrapped(f), permission, flags, bufferSize, replication, blockSize, progress,
+                checksumOpt));
     }
 
     @Override
     public FSDataOutputStream createNonRecursive(Path f, FsPermission permission, EnumSet<CreateFlag> flags, int bufferSize,
             short replication, long blockSize, Progressable progress) throws IOException {
         refuseAppend(f, flags);
-        GcmStreams key = keys.forWriting(compress);
-        try {
-            return sealed(f, key, inner.createNonRecursive(toWrapped(f), permission, flags, bufferSize, replication,
-                    blockSize, progress));
-        } finally {
-            key.destroy();
-        }
+        return sealed(f, () -> inner.createNonRecursive(toWrapped(f), permission, flags, bufferSize, replication, blockSize,
+                progress));
     }
 
-    private FSDataOutputStream sealed(Path f, GcmStreams key, FSDataOutputStream stored) throws IOException {
-        statistics.incrementWriteOps(1);
+    /** Creates a file in the wrapped file system. */
+    private interface StoredFile {
+        FSDataOutputStream create() throws IOException;
+    }
+
+    /**
+     * A new sealed file over the stored file that {@code stored} creates, under the key's current
+     * version: the key is taken first, so that a key problem leaves nothing behind, and its
+     * streams are destroyed once the file's stream has what it needs.
+     */
+    private FSDataOutputStream sealed(Path f, StoredFile stored) throws IOException {
+        GcmStreams key = keys.forWriting(compress);
         try {
-            return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), stored, key, compress, downgradeSyncable, keys), statistics);
-        } catch (Throwable e) { // an Error too (snappy-java's native library failing to load)
-            stored.close();
-            throw e;
+            FSDataOutputStream out = stored.create();
+            statistics.incrementWriteOps(1);
+            try {
+                return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), out, key, compress, downgradeSyncable,
+                        keys), statistics);
+            } catch (Throwable e) { // an Error too (snappy-java's native library failing to load)
+                out.close();
+                throw e;
+            }
+        } finally {
+            key.destroy();
         }
     }
 

@@ -220,10 +220,11 @@ final class SealedKeys implements Closeable {
      * The version that wrote the file whose first {@link GcmStreams#HEADER_LENGTH} bytes are
      * {@code header}, as streams of the caller's own (to destroy once the file is open): tried
      * among the versions kept, unless they are stale, then after reading them again from the
-     * provider (a version rolled by another process since).
+     * provider (a version rolled by another process since). If that read fails, the versions
+     * read before are tried; if the provider says the key is gone, none is.
      *
-     * @throws IOException naming {@code path} if this was closed, the provider cannot be read or
-     *     no version matches (then naming the key and the versions tried)
+     * @throws IOException naming {@code path} if this was closed, or no version matches (then
+     *     naming the key and the versions tried, or why the provider could not be read)
      */
     Match forReading(byte[] header, Path path) throws IOException {
         synchronized (this) {
@@ -235,22 +236,26 @@ final class SealedKeys implements Closeable {
                 }
             }
         }
+        IOException unread = null;
         try {
             readVersions();
         } catch (IOException e) {
-            throw new IOException(path + ": " + e.getMessage(), e);
+            unread = e; // a KMS outage leaves the versions read before; a deleted key, none
         }
         synchronized (this) {
             checkOpen();
             Match found = match(header);
-            if (found == null) {
-                List<String> tried = byMaterial.values().stream().map(Version::name).toList();
-                throw new IOException(path + ": no version of the key '" + keyName + "' in " + providerPath
-                        + " matches the file's key commitment (tried " + String.join(", ", tried) + "): the file was"
-                        + " written under another key, or it is not a sealed file (a version deleted from the provider is"
-                        + " not tried). No byte of it was decrypted.");
+            if (found != null) {
+                return found;
             }
-            return found;
+            if (unread != null) {
+                throw new IOException(path + ": " + unread.getMessage(), unread);
+            }
+            List<String> tried = byMaterial.values().stream().map(Version::name).toList();
+            throw new IOException(path + ": no version of the key '" + keyName + "' in " + providerPath
+                    + " matches the file's key commitment (tried " + String.join(", ", tried) + "): the file was"
+                    + " written under another key, or it is not a sealed file (a version deleted from the provider is"
+                    + " not tried). No byte of it was decrypted.");
         }
     }
 

@@ -133,9 +133,7 @@ class SealedKeyLifecycleTest {
     @Test
     void aKeyDeletedAndCreatedAgainIsNeverUsedToSealWithItsOldMaterial() throws IOException {
         SealedFixture fixture = new SealedFixture(dir);
-        Configuration conf = new Configuration(fixture.conf);
-        conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
-        FileSystem longLived = FileSystem.newInstance(URI.create("sfile:///"), conf);
+        FileSystem longLived = everyFileReadsTheProvider(fixture);
         try {
             byte[] oldContent = data(20_000, 1);
             write(longLived, fixture.sealedPath("old"), oldContent);
@@ -157,7 +155,7 @@ class SealedKeyLifecycleTest {
             byte[] stored = Files.readAllBytes(dir.resolve("new"));
             assertArrayEquals(newContent, KeyRaces.open(newMaterial, stored, new byte[0]), "sealed under the new material");
             assertFalse(KeyRaces.opens(oldMaterial, stored, new byte[0]), "sealed under the deleted material");
-            FileSystem fresh = FileSystem.newInstance(URI.create("sfile:///"), conf);
+            FileSystem fresh = everyFileReadsTheProvider(fixture);
             try {
                 assertArrayEquals(newContent, readAll(fresh, fixture.sealedPath("new")));
                 assertOldFileFails(fresh, fixture);
@@ -178,9 +176,7 @@ class SealedKeyLifecycleTest {
     @Test
     void aKeyReplacedUnderTheSameVersionNameIsToldByItsMaterial() throws IOException {
         SealedFixture fixture = new SealedFixture(dir);
-        Configuration conf = new Configuration(fixture.conf);
-        conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
-        try (FileSystem longLived = FileSystem.newInstance(URI.create("sfile:///"), conf)) {
+        try (FileSystem longLived = everyFileReadsTheProvider(fixture)) {
             byte[] oldContent = data(20_000, 1);
             write(longLived, fixture.sealedPath("old"), oldContent);
             byte[] oldMaterial = material(fixture.keystore, SealedFixture.KEY);
@@ -204,9 +200,7 @@ class SealedKeyLifecycleTest {
     @Test
     void aKeyReplacedBeforeTheFirstFileIsReadAfresh() throws IOException {
         SealedFixture fixture = new SealedFixture(dir);
-        Configuration conf = new Configuration(fixture.conf);
-        conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
-        try (FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), conf)) {
+        try (FileSystem fs = everyFileReadsTheProvider(fixture)) {
             replaceKey(fixture);
             byte[] content = data(1000, 3);
             write(fs, fixture.sealedPath("first"), content);
@@ -219,9 +213,7 @@ class SealedKeyLifecycleTest {
     @Test
     void aDeletedKeyNoLongerReads() throws IOException {
         SealedFixture fixture = new SealedFixture(dir);
-        Configuration conf = new Configuration(fixture.conf);
-        conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
-        try (FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), conf)) {
+        try (FileSystem fs = everyFileReadsTheProvider(fixture)) {
             byte[] content = data(1000, 4);
             write(fs, fixture.sealedPath("f"), content);
             assertArrayEquals(content, readAll(fs, fixture.sealedPath("f")));
@@ -229,6 +221,31 @@ class SealedKeyLifecycleTest {
             IOException e = assertThrows(IOException.class, () -> readAll(fs, fixture.sealedPath("f")));
             assertTrue(e.getMessage().contains(fixture.sealedPath("f").toString()) && e.getMessage().contains(
                     "the key 'data' in " + fixture.keystore + " has no current version: it was deleted"), e.getMessage());
+        }
+    }
+
+    /**
+     * A provider that fails (here a keystore file that cannot be parsed, as a KMS that is down)
+     * is not a deletion: files stay readable with the versions read before, and {@code create}
+     * fails, naming the provider, until it can be read again.
+     */
+    @Test
+    void aProviderThatFailsKeepsTheVersionsReadBefore() throws IOException {
+        SealedFixture fixture = new SealedFixture(dir);
+        try (FileSystem fs = everyFileReadsTheProvider(fixture)) {
+            byte[] content = data(1000, 8);
+            write(fs, fixture.sealedPath("f"), content);
+            java.nio.file.Path keystore = dir.resolve("keys.jceks");
+            byte[] good = Files.readAllBytes(keystore);
+            Files.write(keystore, "not a keystore".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+
+            assertArrayEquals(content, readAll(fs, fixture.sealedPath("f")), "readable with the versions read before");
+            assertThrows(IOException.class, () -> write(fs, fixture.sealedPath("g"), content));
+            assertFalse(Files.exists(dir.resolve("g")));
+
+            Files.write(keystore, good);
+            write(fs, fixture.sealedPath("g"), content);
+            assertArrayEquals(content, readAll(fs, fixture.sealedPath("g")));
         }
     }
 
@@ -275,9 +292,7 @@ class SealedKeyLifecycleTest {
     @Test
     void closeUnderTheCacheLockDoesNotWaitForACreateReadingTheProvider() throws Exception {
         SealedFixture fixture = new SealedFixture(dir);
-        Configuration conf = new Configuration(fixture.conf);
-        conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0); // every create reads the provider
-        FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), conf);
+        FileSystem fs = everyFileReadsTheProvider(fixture);
         java.lang.reflect.Field cacheField = FileSystem.class.getDeclaredField("CACHE");
         cacheField.setAccessible(true);
         Object cache = cacheField.get(null);
@@ -300,6 +315,13 @@ class SealedKeyLifecycleTest {
         assertTrue(created.get() instanceof IOException, "the create after close: " + created.get());
         assertTrue(created.get().getMessage().contains("the sealed file system was closed"), created.get().getMessage());
         assertFalse(Files.exists(dir.resolve("c")));
+    }
+
+    /** A file system of its own over the fixture's key that reads the provider for every file. */
+    private static FileSystem everyFileReadsTheProvider(SealedFixture fixture) throws IOException {
+        Configuration conf = new Configuration(fixture.conf);
+        conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
+        return FileSystem.newInstance(URI.create("sfile:///"), conf);
     }
 
     private static void replaceKey(SealedFixture fixture) throws IOException {
