@@ -403,6 +403,17 @@ public class SealedFileSystem extends FileSystem {
         return sealed;
     }
 
+    /**
+     * Whether the stored file exists, asked of the wrapped file system: no key is needed, so
+     * {@code close()}'s delete-on-exit (which Hadoop's shutdown hook runs holding the
+     * {@code FileSystem} cache's lock) never waits for the key provider, and a stored file that
+     * is no sealed file still exists.
+     */
+    @Override
+    public boolean exists(Path f) throws IOException {
+        return inner.exists(toWrapped(f));
+    }
+
     @Override
     public FileStatus getFileStatus(Path f) throws IOException {
         statistics.incrementReadOps(1);

@@ -28,14 +28,16 @@ import org.apache.hadoop.fs.Path;
  * should wait for. Once {@code sealpipe.fs.key.refresh.seconds} have passed since the last read,
  * the next file created or opened reads them again from a new provider (0: every file), and a
  * file whose commitment matches none of them makes this read them at once (a file written under
- * a newer version is readable at once).
+ * a newer version is readable at once). Callers that need a read at the same moment share one.
  *
  * <p>A version is kept by its material (the SHA-256 of it), never by its name: a key deleted and
  * created again under the same name starts again at {@code NAME@0}, with other material. Each
  * read keeps exactly the versions the provider returned, so the first read after a deletion
- * forgets (and destroys) the deleted material: from then on it neither writes nor reads. A
- * provider that fails (a KMS outage) changes nothing kept: files stay readable with the versions
- * read before, and {@code create} fails until a read succeeds.
+ * forgets (and destroys) the deleted material: no file created or opened after that read uses it
+ * (streams already made keep their own copy until they are closed). A provider that fails (a KMS
+ * outage) changes nothing kept: files stay readable with the versions read before, and
+ * {@code create} uses the current version read before until the refresh period has passed, then
+ * fails until a read succeeds.
  *
  * <p>Each version holds copies of its material ({@link AesKey} and the {@link GcmStreams} that
  * match headers against it), which {@link #close()}, or a read that no longer lists it, destroys.
@@ -60,13 +62,17 @@ final class SealedKeys implements Closeable {
     private record Version(String name, AesKey key, GcmStreams plain, GcmStreams snappy) {
         static Version of(String name, byte[] material, int parallelism) {
             AesKey key = AesKey.copyOf(material);
+            GcmStreams plain = null;
             try {
-                GcmStreams plain = GcmStreams.builder().key(key).parallelism(parallelism).build();
+                plain = GcmStreams.builder().key(key).parallelism(parallelism).build();
                 GcmStreams snappy = GcmStreams.builder().key(key).engine(plain.engine()).context(SNAPPY_CONTEXT)
                         .parallelism(parallelism).build();
                 return new Version(name, key, plain, snappy);
             } catch (RuntimeException e) {
                 key.destroy();
+                if (plain != null) {
+                    plain.destroy();
+                }
                 throw e;
             }
         }
@@ -114,6 +120,8 @@ final class SealedKeys implements Closeable {
     private Version current;         // guarded by this; null until read, or if the current version cannot write
     private String cannotWrite;      // guarded by this; why current is null after a read
     private boolean read;            // guarded by this; whether the provider was read once
+    private long reads;              // guarded by this; reads of the provider finished, failed ones too
+    private Exception lastFailure;   // guarded by this; why the last read failed, null if it succeeded
     private long readAt;             // guarded by this; System.nanoTime() of the last read
     private volatile boolean closed; // set under this
 
@@ -196,24 +204,25 @@ final class SealedKeys implements Closeable {
      *     (the key was deleted) or its material is not 256 bits
      */
     GcmStreams forWriting(boolean compressed) throws IOException {
+        long seen;
         synchronized (this) {
             checkOpen();
-            if (read && !stale()) {
-                return currentStreams(compressed);
+            if (current != null && !stale()) {
+                return current.streams(compressed);
             }
+            seen = reads;
         }
-        readVersions();
+        readVersions(seen);
         synchronized (this) {
             checkOpen();
-            return currentStreams(compressed);
+            if (lastFailure != null) { // the read this call shared failed: nothing newer is known
+                throw new IOException(lastFailure.getMessage(), lastFailure);
+            }
+            if (current == null) {
+                throw new IOException(cannotWrite);
+            }
+            return current.streams(compressed);
         }
-    }
-
-    private GcmStreams currentStreams(boolean compressed) throws IOException {
-        if (current == null) {
-            throw new IOException(cannotWrite);
-        }
-        return current.streams(compressed);
     }
 
     /**
@@ -227,6 +236,7 @@ final class SealedKeys implements Closeable {
      *     naming the key and the versions tried, or why the provider could not be read)
      */
     Match forReading(byte[] header, Path path) throws IOException {
+        long seen;
         synchronized (this) {
             checkOpen();
             if (read && !stale()) {
@@ -235,10 +245,11 @@ final class SealedKeys implements Closeable {
                     return found;
                 }
             }
+            seen = reads;
         }
         IOException unread = null;
         try {
-            readVersions();
+            readVersions(seen);
         } catch (IOException e) {
             unread = e; // a KMS outage leaves the versions read before; a deleted key, none
         }
@@ -248,8 +259,9 @@ final class SealedKeys implements Closeable {
             if (found != null) {
                 return found;
             }
-            if (unread != null) {
-                throw new IOException(path + ": " + unread.getMessage(), unread);
+            Exception failed = unread != null ? unread : lastFailure; // this call's read, or the one it shared
+            if (failed != null) {
+                throw new IOException(path + ": " + failed.getMessage(), failed);
             }
             List<String> tried = byMaterial.values().stream().map(Version::name).toList();
             throw new IOException(path + ": no version of the key '" + keyName + "' in " + providerPath
@@ -282,26 +294,68 @@ final class SealedKeys implements Closeable {
      * Reads every version and the current one from a new provider (what another process rolled
      * or deleted since), outside this object's lock, then keeps exactly the versions read, by
      * material, and destroys the others: all of them if the key is gone. A provider that fails
-     * changes nothing.
+     * changes nothing. Does nothing if a read finished since the caller saw {@code seen} reads
+     * (it waited for that read, which began after the caller asked): callers that arrive
+     * together share one read.
+     *
+     * @throws IOException if the provider cannot be read, or says the key is gone (the callers
+     *     that shared the read find why in {@code lastFailure})
      */
-    private void readVersions() throws IOException {
+    private void readVersions(long seen) throws IOException {
         reading.lock();
         try {
-            checkOpen();
+            synchronized (this) {
+                checkOpen();
+                if (reads != seen) {
+                    return;
+                }
+            }
             ProviderVersions found;
-            KeyProvider provider = newProvider(conf, providerPath);
             try {
-                found = new ProviderVersions(provider.getKeyVersions(keyName), provider.getCurrentKey(keyName));
-            } finally {
-                provider.close();
+                found = readProvider();
+            } catch (IOException | RuntimeException e) {
+                synchronized (this) {
+                    reads++;
+                    lastFailure = e;
+                }
+                throw e;
             }
             synchronized (this) {
                 checkOpen();
-                keep(found);
+                reads++;
+                try {
+                    keep(found);
+                    lastFailure = null;
+                } catch (IOException | RuntimeException e) {
+                    lastFailure = e;
+                    throw e;
+                }
             }
         } finally {
             reading.unlock();
         }
+    }
+
+    /** One read of a new provider, closed after it (its failure to close changes nothing read). */
+    private ProviderVersions readProvider() throws IOException {
+        KeyProvider provider = newProvider(conf, providerPath);
+        ProviderVersions found;
+        try {
+            found = new ProviderVersions(provider.getKeyVersions(keyName), provider.getCurrentKey(keyName));
+        } catch (IOException | RuntimeException e) {
+            try {
+                provider.close();
+            } catch (IOException | RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
+        }
+        try {
+            provider.close();
+        } catch (IOException | RuntimeException closing) {
+            // What was read stands; a KMS client's queue that fails to stop has nothing of ours.
+        }
+        return found;
     }
 
     /** Replaces the versions kept with {@code found}'s, reusing those of the same material. */

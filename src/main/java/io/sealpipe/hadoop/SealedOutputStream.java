@@ -55,7 +55,12 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
         this.out = out;
         this.keys = keys;
         this.gcm = streams.encrypt(out);
-        this.snappy = compress ? new SnappyIndexedOutputStream(gcm) : null;
+        try {
+            this.snappy = compress ? new SnappyIndexedOutputStream(gcm) : null;
+        } catch (Throwable e) { // an Error too (snappy-java's native library failing to load)
+            gcm.abort(); // frees the cipher and the key copies, and closes out
+            throw e;
+        }
         this.content = compress ? snappy : gcm;
         this.downgradeSyncable = downgradeSyncable;
     }

@@ -226,8 +226,9 @@ class SealedKeyLifecycleTest {
 
     /**
      * A provider that fails (here a keystore file that cannot be parsed, as a KMS that is down)
-     * is not a deletion: files stay readable with the versions read before, and {@code create}
-     * fails, naming the provider, until it can be read again.
+     * is not a deletion: files stay readable with the versions read before; {@code create} keeps
+     * the version read before until the refresh period has passed (here: at once) and then fails
+     * until the provider can be read again.
      */
     @Test
     void aProviderThatFailsKeepsTheVersionsReadBefore() throws IOException {
@@ -235,9 +236,15 @@ class SealedKeyLifecycleTest {
         try (FileSystem fs = everyFileReadsTheProvider(fixture)) {
             byte[] content = data(1000, 8);
             write(fs, fixture.sealedPath("f"), content);
+            FileSystem cached = FileSystem.newInstance(URI.create("sfile:///"), fixture.conf); // refresh: the default
+            write(cached, fixture.sealedPath("e"), content);
             java.nio.file.Path keystore = dir.resolve("keys.jceks");
             byte[] good = Files.readAllBytes(keystore);
             Files.write(keystore, "not a keystore".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+
+            write(cached, fixture.sealedPath("h"), content); // within its period: the version read before
+            assertArrayEquals(content, readAll(cached, fixture.sealedPath("h")));
+            cached.close();
 
             assertArrayEquals(content, readAll(fs, fixture.sealedPath("f")), "readable with the versions read before");
             assertThrows(IOException.class, () -> write(fs, fixture.sealedPath("g"), content));
@@ -304,11 +311,13 @@ class SealedKeyLifecycleTest {
                 created.set(t);
             }
         }, "create-under-hook");
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         synchronized (cache) { // as Cache.closeAll holds it
             writer.start();
-            while (writer.getState() != Thread.State.BLOCKED && writer.isAlive()) {
+            while (writer.isAlive() && !blockedOn(threads.getThreadInfo(writer.getId()), cache)) {
                 Thread.onSpinWait(); // until the create waits for the cache's lock (making the provider)
             }
+            assertTrue(writer.isAlive(), "the create ended without waiting for the cache: " + created.get());
             fs.close(); // hung here before
         }
         writer.join();
@@ -322,6 +331,49 @@ class SealedKeyLifecycleTest {
         Configuration conf = new Configuration(fixture.conf);
         conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
         return FileSystem.newInstance(URI.create("sfile:///"), conf);
+    }
+
+    private static boolean blockedOn(java.lang.management.ThreadInfo info, Object lock) {
+        return info != null && info.getThreadState() == Thread.State.BLOCKED && info.getLockInfo() != null
+                && info.getLockInfo().getIdentityHashCode() == System.identityHashCode(lock);
+    }
+
+    /**
+     * close() runs delete-on-exit (Hadoop's shutdown hook does so holding the cache's lock): it
+     * needs no key, so it neither waits for the provider nor skips a file when the key is gone.
+     * Here the key is deleted first and the files are compressed (whose status needs a key):
+     * asking the provider would fail, and the file would silently stay.
+     */
+    @Test
+    void deleteOnExitNeedsNoKey() throws IOException {
+        SealedFixture fixture = new SealedFixture(dir);
+        Configuration conf = new Configuration(fixture.conf);
+        conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
+        conf.set(SealedFileSystem.COMPRESS, "snappy");
+        FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), conf);
+        write(fs, fixture.sealedPath("temporary"), data(1000, 9));
+        assertTrue(fs.deleteOnExit(fixture.sealedPath("temporary")));
+        deleteKey(fixture);
+        fs.close();
+        assertFalse(Files.exists(dir.resolve("temporary")), "delete-on-exit skipped the file");
+    }
+
+    /**
+     * A key found deleted is looked up again at the next file, whatever the refresh period: once
+     * it is created again, files are written at once.
+     */
+    @Test
+    void writingResumesAsSoonAsADeletedKeyIsCreatedAgain() throws IOException {
+        SealedFixture fixture = new SealedFixture(dir);
+        try (FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), fixture.conf)) { // refresh: the default
+            deleteKey(fixture);
+            assertThrows(IOException.class, () -> write(fs, fixture.sealedPath("a"), data(10, 10)));
+            fixture.createKey(SealedFixture.KEY, 256);
+            byte[] content = data(10, 11);
+            write(fs, fixture.sealedPath("a"), content);
+            assertArrayEquals(content, KeyRaces.open(material(fixture.keystore, SealedFixture.KEY),
+                    Files.readAllBytes(dir.resolve("a")), new byte[0]));
+        }
     }
 
     private static void replaceKey(SealedFixture fixture) throws IOException {
