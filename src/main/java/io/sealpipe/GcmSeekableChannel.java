@@ -32,7 +32,9 @@ import javax.crypto.AEADBadTagException;
  * ({@link StreamAuthenticationException}, naming the chunk). {@link #size()} is the plaintext
  * length, authenticated by decrypting the final chunk first; reading up to the end does the
  * same before it returns -1, so a truncated or extended message never reads as a clean, shorter
- * one. A part of a damaged message that lies in intact chunks can still be read.
+ * one. A part of a damaged message that lies in intact chunks can still be read, and so can the
+ * whole chunks of a message whose length no message has (cut short, or still being written):
+ * each is authenticated as it is read, and reading past them fails as truncated.
  *
  * <p>Decrypted chunks are kept in a small cache shared by all reads (by default
  * {@value #DEFAULT_CACHED_CHUNKS} chunks of 16 KiB, the least recently used replaced; zeroed on
@@ -59,7 +61,8 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
     private final GcmStreams params;
     private final long ciphertextLength; // of the whole message, salt to the end
     private final long plaintextSize;    // what that length must hold, or -1 if no message has it
-    private final long finalChunk;       // index of the final (short) chunk
+    private final long finalChunk;       // index of the final (short) chunk; -1 if the length is no message's
+    private final long readableEnd;      // the plaintext before the end: all of it, or an unfinished message's whole chunks
     private final byte[] messageKey;
     private final Object keyLock = new Object(); // close() zeroes messageKey and new readers copy it under this
     private final byte[] baseNonce;
@@ -84,6 +87,8 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         this.ciphertextLength = ciphertextLength;
         this.plaintextSize = Cobblestone.plaintextLength(ciphertextLength);
         this.finalChunk = plaintextSize < 0 ? -1 : plaintextSize / CHUNK_SIZE;
+        this.readableEnd = plaintextSize >= 0 ? plaintextSize
+                : Math.max(0, ciphertextLength - HEADER_LENGTH) / SEALED_CHUNK_SIZE * CHUNK_SIZE;
         this.cache = new ChunkCache(cachedChunks);
 
         byte[] header = new byte[HEADER_LENGTH];
@@ -554,13 +559,16 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         if (!dst.hasRemaining()) {
             return 0;
         }
-        if (plaintextSize < 0 || from >= plaintextSize) {
+        if (from >= readableEnd) {
             authenticateLength(); // throws if the length is not authentic
             return -1;
         }
+        // With a length no message has (cut short, or still being written), the whole chunks
+        // before the end read as in any message; the end fails as truncated above.
+        long wholeChunks = finalChunk >= 0 ? finalChunk : readableEnd / CHUNK_SIZE;
         int total = 0;
         long at = from;
-        while (dst.hasRemaining() && at < plaintextSize) {
+        while (dst.hasRemaining() && at < readableEnd) {
             long index = at / CHUNK_SIZE;
             int inChunk = (int) (at % CHUNK_SIZE);
             int n;
@@ -568,8 +576,8 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
                 n = copy(reader, inChunk, dst);
             } else if ((n = cache.copy(index, inChunk, dst)) >= 0) {
                 // kept from an earlier read
-            } else if (next && inChunk == 0 && index < finalChunk && dst.hasArray() && dst.remaining() >= CHUNK_SIZE) {
-                int count = (int) Math.min(Math.min(dst.remaining() / CHUNK_SIZE, reader.batch()), finalChunk - index);
+            } else if (next && inChunk == 0 && index < wholeChunks && dst.hasArray() && dst.remaining() >= CHUNK_SIZE) {
+                int count = (int) Math.min(Math.min(dst.remaining() / CHUNK_SIZE, reader.batch()), wholeChunks - index);
                 n = reader.openInto(index, count, dst.array(), dst.arrayOffset() + dst.position(), next);
                 dst.position(dst.position() + n);
                 if (n < count * CHUNK_SIZE) {

@@ -181,6 +181,43 @@ class GcmPositionedInputTest {
         gcm.destroy();
     }
 
+    /**
+     * A message cut short, or still being written (its stored length no message's): its whole
+     * chunks read as in any message, by position and in sequence, each authenticated; reading
+     * the end fails as truncated and never returns -1, so it never reads as a shorter message.
+     * Cut after two chunks, 7 bytes into the third, and 16 bytes before the third's end (a
+     * length some message has: its "final chunk" then fails).
+     */
+    @ParameterizedTest
+    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    void anUnfinishedMessageReadsItsWholeChunksAndFailsAtTheEnd(EngineKind kind) throws IOException {
+        GcmStreams gcm = GcmStreams.builder().key(KEY).engine(TestEngines.engine(kind)).build();
+        byte[] plain = bytes(6, 4 * CHUNK + 10);
+        byte[] sealed = seal(gcm, plain);
+        int wholeChunks = 2;
+        for (int cut : new int[] {0, 7, CHUNK}) {
+            int length = GcmStreams.HEADER_LENGTH + wholeChunks * (CHUNK + 16) + cut;
+            byte[] stored = Arrays.copyOf(sealed, length);
+            try (GcmSeekableChannel ch = gcm.open(new CountingInput(stored, 4096), length, 8)) {
+                byte[] b = new byte[wholeChunks * CHUNK];
+                ch.readFully(0, b, 0, b.length);
+                assertArrayEquals(Arrays.copyOf(plain, b.length), b, "cut " + cut);
+                assertThrows(StreamAuthenticationException.class, () -> ch.read(wholeChunks * CHUNK, new byte[1], 0, 1));
+                assertThrows(StreamAuthenticationException.class, () -> ch.read(ByteBuffer.allocate(1), wholeChunks * CHUNK + 5));
+                assertThrows(StreamAuthenticationException.class, ch::size);
+                ByteBuffer all = ByteBuffer.allocate(plain.length);
+                assertThrows(StreamAuthenticationException.class, () -> {
+                    while (ch.read(all) >= 0) {
+                        // the whole chunks, then the end fails: never -1
+                    }
+                });
+                assertEquals(wholeChunks * CHUNK, all.position(), "cut " + cut);
+                assertArrayEquals(Arrays.copyOf(plain, wholeChunks * CHUNK), Arrays.copyOf(all.array(), all.position()));
+            }
+        }
+        gcm.destroy();
+    }
+
     /** Every plaintext length has one stored length, and the lengths between are no message's. */
     @Test
     void lengthRules() {

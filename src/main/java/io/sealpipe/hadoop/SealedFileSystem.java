@@ -2,6 +2,7 @@ package io.sealpipe.hadoop;
 
 import io.sealpipe.GcmSeekableChannel;
 import io.sealpipe.GcmStreams;
+import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.internal.OptionalDependency;
 import io.sealpipe.Parallelism;
 import java.io.FileNotFoundException;
@@ -22,7 +23,6 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsServerDefaults;
 import org.apache.hadoop.fs.FsStatus;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.fs.PathIOException;
 import org.apache.hadoop.fs.impl.PathCapabilitiesSupport;
 import org.apache.hadoop.fs.permission.FsAction;
 import org.apache.hadoop.fs.permission.FsPermission;
@@ -61,14 +61,14 @@ import org.apache.hadoop.util.Progressable;
  * and a whole file can be replaced by another sealed file under the same key (bind files to
  * paths yourself if that matters: a path cannot be bound, since renames must keep files readable).
  *
- * <p>Statuses and listings report the plaintext length, computed from the stored length alone; a
- * file whose stored length no sealed file can have fails them with an {@link IOException} naming
- * it. That usually includes a file still being written: until {@code close()} has sealed it, its
- * stored length is whatever the wrapped stream has passed on (Hadoop's own file systems show it
- * from {@code create} on), so {@code exists}, {@code getFileStatus} and a listing of its
- * directory fail while a writer is at work, or, where that length happens to be one a sealed
- * file can have, it lists and reading it fails as truncated: it is never read before it is
- * closed. Renames,
+ * <p>Statuses and listings report the plaintext length, computed from the stored length alone.
+ * A listing never fails because of one file: a file whose stored length no sealed file can have
+ * (one still being written, whose stored length is whatever the wrapped stream has passed on, or
+ * one cut short) is listed, as HDFS lists a file being written, with the plaintext of its whole
+ * sealed chunks ({@link #listedLength}): no more than the file will hold once it is closed.
+ * Reading it gives those chunks, each authenticated, and fails with an {@link IOException}
+ * naming the file past them: it never ends as a valid shorter file. (A compressed file needs its
+ * end to be read at all; it lists with length 0 until it is closed.) Renames,
  * deletes, directories, permissions, owners and times pass through unchanged.
  * {@code append}, {@code truncate} and {@code concat} are refused with
  * {@link UnsupportedOperationException} (each would have to re-seal the file's final chunk), and
@@ -260,20 +260,38 @@ public class SealedFileSystem extends FileSystem {
         Path path = toSealed(stored.getPath());
         long length = stored.getLen();
         if (stored.isFile()) {
-            length = GcmStreams.plaintextLength(stored.getLen());
-            if (length < 0) {
-                throw new PathIOException(path.toString(), "its stored length, " + stored.getLen() + " bytes in "
-                        + stored.getPath() + ", is not the length of any sealed file: it is still being written (a"
-                        + " sealed file has a length once closed), was cut short, or was written without sealpipe");
-            }
-            if (compress) {
-                length = contentLength(path, stored);
+            length = listedLength(stored.getLen());
+            if (compress && GcmStreams.plaintextLength(stored.getLen()) >= 0) {
+                try {
+                    length = contentLength(path, stored);
+                } catch (StreamAuthenticationException e) {
+                    length = 0; // its end does not authenticate (cut short, or still being written): reads fail
+                }
+            } else if (compress) {
+                length = 0; // unfinished: its frame index, at the end, is not there yet
             }
         }
         return new FileStatus(length, stored.isDirectory(), stored.getReplication(), stored.getBlockSize(),
                 stored.getModificationTime(), stored.getAccessTime(), stored.getPermission(), stored.getOwner(),
                 stored.getGroup(), stored.isSymlink() ? stored.getSymlink() : null, path, stored.hasAcl(),
                 stored.isFile() || stored.isEncrypted(), stored.isErasureCoded());
+    }
+
+    /**
+     * The plaintext length a file of {@code storedLength} stored bytes lists with: a sealed
+     * file's ({@link GcmStreams#plaintextLength}), or, for a length no sealed file has (one still
+     * being written, or cut short), the plaintext of its whole sealed chunks, which the file holds
+     * at least once it is closed.
+     *
+     * @param storedLength the stored file's length in bytes
+     * @return the plaintext length, 0 or more
+     */
+    public static long listedLength(long storedLength) {
+        long sealed = GcmStreams.plaintextLength(storedLength);
+        if (sealed >= 0) {
+            return sealed;
+        }
+        return Math.max(0, storedLength - GcmStreams.HEADER_LENGTH) / SEALED_CHUNK * CHUNK;
     }
 
     /** Opens the file to learn whether it is compressed and, if so, its uncompressed length. */

@@ -64,20 +64,23 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
 
     /**
      * Reads the header of the file in {@code in} ({@code storedLength} bytes), finds the key
-     * version that wrote it and opens it. Closes {@code in} if it fails.
+     * version that wrote it and opens it. Closes {@code in} if it fails. A file whose stored
+     * length no sealed file has (still being written, or cut short) opens with the length of its
+     * whole sealed chunks ({@link SealedFileSystem#listedLength}); reading past them fails as
+     * truncated, never as the end of the file.
      *
-     * @throws IOException naming {@code path} if the stored length is no sealed file's, the
-     *     header is cut short, no key version matches or reading fails
+     * @throws IOException naming {@code path} if the stored length is shorter than a header, no
+     *     key version matches or reading fails; for a compressed file, also if it is not whole
      */
     static SealedInputStream open(Path path, FSDataInputStream in, long storedLength, SealedKeys keys, int cachedChunks,
             boolean compression, FileSystem.Statistics statistics) throws IOException {
         try {
-            long length = GcmStreams.plaintextLength(storedLength);
-            if (length < 0) {
-                throw new IOException(path + ": its stored length, " + storedLength + " bytes, is not the length of any sealed"
-                        + " file (a Cobblestone message has at least 72 bytes, and 56 + 16400 * n + 16 or more): it is still"
-                        + " being written, was cut short, or was written without sealpipe");
+            if (storedLength < GcmStreams.HEADER_LENGTH) {
+                throw new IOException(path + ": its stored length, " + storedLength + " bytes, is shorter than a sealed"
+                        + " file's header (56 bytes; a whole sealed file has at least 72): it is still being written, was cut"
+                        + " short, or was written without sealpipe");
             }
+            long length = SealedFileSystem.listedLength(storedLength); // whole chunks only, if not whole
             byte[] header = new byte[GcmStreams.HEADER_LENGTH];
             in.readFully(0, header); // the channel reads it again by seek and read: the two are cached alike
             SealedKeys.Match match = keys.forReading(header, path);

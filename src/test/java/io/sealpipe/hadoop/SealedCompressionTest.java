@@ -185,8 +185,16 @@ class SealedCompressionTest {
             assertThrows(StreamAuthenticationException.class, in::readAllBytes);
         }
 
-        replaceStored(Arrays.copyOf(original, original.length - 100)); // a length a message can have
-        assertThrows(StreamAuthenticationException.class, () -> fs.getFileStatus(path));
+        // Cut short, at a length a message can have: listed (as empty: its end does not
+        // authenticate, and a compressed file's length is there) and unreadable.
+        replaceStored(Arrays.copyOf(original, original.length - 100));
+        assertEquals(0, fs.getFileStatus(path).getLen());
+        assertEquals(0, fs.listStatus(path)[0].getLen());
+        assertThrows(StreamAuthenticationException.class, () -> fs.open(path));
+        // Cut after whole chunks (a length no message has, as while it is written): the same.
+        replaceStored(Arrays.copyOf(original, GcmStreams.HEADER_LENGTH + 3 * (16384 + 16)));
+        assertEquals(0, fs.getFileStatus(path).getLen());
+        assertThrows(StreamAuthenticationException.class, () -> fs.open(path));
 
         replaceStored(original);
         assertArrayEquals(plain, readAll(fs, path));

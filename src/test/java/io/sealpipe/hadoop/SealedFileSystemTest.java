@@ -35,7 +35,6 @@ import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.fs.PathIOException;
 import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.junit.jupiter.api.AfterEach;
@@ -435,17 +434,21 @@ class SealedFileSystemTest {
             StreamAuthenticationException e = assertThrows(StreamAuthenticationException.class, in::readAllBytes);
             assertEquals(3, e.chunk());
         }
-        // Cut after a whole chunk: no message has this length, so there is no status, no listing
-        // of it, and open refuses it.
+        // Cut after a whole chunk: no message has this length, so it lists with its whole chunks'
+        // plaintext, and reading gives those chunks, then fails (never a shorter file).
         replaceStored("cut", Arrays.copyOf(stored, GcmStreams.HEADER_LENGTH + 2 * (CHUNK + 16)));
-        PathIOException status = assertThrows(PathIOException.class, () -> fs.getFileStatus(path));
-        assertTrue(status.getMessage().contains("cut short"), status.getMessage());
-        assertThrows(PathIOException.class, () -> fs.listStatus(path));
+        assertEquals(2 * CHUNK, fs.getFileStatus(path).getLen());
+        assertEquals(2 * CHUNK, fs.listStatus(path)[0].getLen());
+        assertUnfinishedReads(fs, path, plain, 2 * CHUNK);
+        // Cut inside a chunk that is not the last: the same with the whole chunks before it.
+        replaceStored("cut", Arrays.copyOf(stored, GcmStreams.HEADER_LENGTH + 2 * (CHUNK + 16) + 7));
+        assertEquals(2 * CHUNK, fs.getFileStatus(path).getLen());
+        assertUnfinishedReads(fs, path, plain, 2 * CHUNK);
+        // Shorter than a header: lists as empty, and open fails naming it.
+        replaceStored("cut", Arrays.copyOf(stored, 10));
+        assertEquals(0, fs.getFileStatus(path).getLen());
         IOException open = assertThrows(IOException.class, () -> fs.open(path));
         assertTrue(open.getMessage().contains(path.toString()) && open.getMessage().contains("cut short"), open.getMessage());
-        // Shorter than a header.
-        replaceStored("cut", Arrays.copyOf(stored, 10));
-        assertThrows(IOException.class, () -> fs.open(path));
     }
 
     @Test
@@ -485,23 +488,42 @@ class SealedFileSystemTest {
 
     private void assertRejected(Path path) throws IOException {
         long stored = fixture.local().getFileStatus(fs instanceof SealedFileSystem s ? s.toWrapped(path) : path).getLen();
-        if (GcmStreams.plaintextLength(stored) < 0) {
-            assertThrows(PathIOException.class, () -> fs.getFileStatus(path));
+        assertEquals(SealedFileSystem.listedLength(stored), fs.getFileStatus(path).getLen());
+        if (stored < GcmStreams.HEADER_LENGTH) {
             assertThrows(IOException.class, () -> fs.open(path));
-        } else {
-            try (FSDataInputStream in = fs.open(path)) {
-                assertThrows(StreamAuthenticationException.class, in::readAllBytes);
-            }
+            return;
+        }
+        try (FSDataInputStream in = fs.open(path)) {
+            assertThrows(StreamAuthenticationException.class, in::readAllBytes);
         }
     }
 
     /**
-     * A file being written is never read before it is closed. Where the wrapped stream has passed
-     * on exactly what the sealed one gave it (the raw local file system, after an hflush at a chunk
-     * boundary: the header and two sealed chunks) the stored length is no sealed file's, so there
-     * is no status and open fails. Where it has passed on some other part (Hadoop's checksummed
-     * local file system keeps a partial buffer back) the length may look like a sealed file's, and
-     * the read fails as truncated. Once closed the file has its length and reads.
+     * An unfinished file of {@code listed} whole chunks' plaintext (of {@code plain}): reads give
+     * those bytes, authenticated, by position and in sequence; reading the end, or past it,
+     * fails as truncated naming the file, never as the end of a shorter file.
+     */
+    static void assertUnfinishedReads(FileSystem fs, Path path, byte[] plain, int listed) throws IOException {
+        try (FSDataInputStream in = fs.open(path)) {
+            byte[] first = new byte[listed];
+            in.readFully(0, first);
+            assertArrayEquals(Arrays.copyOf(plain, listed), first);
+            StreamAuthenticationException end = assertThrows(StreamAuthenticationException.class, in::readAllBytes);
+            assertTrue(end.getMessage().contains(path.toString()), end.getMessage());
+            assertThrows(IOException.class, () -> in.readFully(listed, new byte[1]));
+            assertThrows(IOException.class, () -> in.read(listed, new byte[1], 0, 1));
+        }
+    }
+
+    /**
+     * A file being written is listed and never read as a whole file before it is closed. Where
+     * the wrapped stream has passed on exactly what the sealed one gave it (the raw local file
+     * system, after an hflush at a chunk boundary: the header and two sealed chunks) the stored
+     * length is no sealed file's: the file and its directory list it with its two chunks'
+     * plaintext, as HDFS lists a file being written, and reading gives those chunks and fails
+     * past them. Where it has passed on some other part (Hadoop's checksummed local file system
+     * keeps a partial buffer back) the length may look like a sealed file's, and the read fails
+     * as truncated. Once closed the file has its length and reads.
      */
     @Test
     void aFileBeingWrittenIsNotReadUntilClosed() throws IOException {
@@ -512,11 +534,12 @@ class SealedFileSystemTest {
                 out.write(plain, 0, 2 * CHUNK);
                 out.hflush(); // at a chunk boundary
                 assertEquals(GcmStreams.HEADER_LENGTH + 2 * (CHUNK + 16), Files.size(dir.resolve("raw")));
-                PathIOException status = assertThrows(PathIOException.class, () -> raw.getFileStatus(path));
-                assertTrue(status.getMessage().contains("still being written"), status.getMessage());
-                assertThrows(PathIOException.class, () -> raw.listStatus(fixture.sealedPath("")));
-                IOException open = assertThrows(IOException.class, () -> readAll(raw, path));
-                assertTrue(open.getMessage().contains(path.toString()), open.getMessage());
+                // Listed as HDFS lists a file being written: what is sealed so far, no more.
+                assertEquals(2 * CHUNK, raw.getFileStatus(path).getLen());
+                FileStatus[] listing = raw.listStatus(fixture.sealedPath(""));
+                assertTrue(Arrays.stream(listing).anyMatch(st -> st.getPath().getName().equals("raw")
+                        && st.getLen() == 2 * CHUNK), Arrays.toString(listing));
+                assertUnfinishedReads(raw, path, plain, 2 * CHUNK);
                 out.write(plain, 2 * CHUNK, 5);
             }
             assertEquals(plain.length, raw.getFileStatus(path).getLen());
