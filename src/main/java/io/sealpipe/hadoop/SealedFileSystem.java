@@ -62,13 +62,15 @@ import org.apache.hadoop.util.Progressable;
  * paths yourself if that matters: a path cannot be bound, since renames must keep files readable).
  *
  * <p>Statuses and listings report the plaintext length, computed from the stored length alone.
- * A listing never fails because of one file: a file whose stored length no sealed file can have
- * (one still being written, whose stored length is whatever the wrapped stream has passed on, or
- * one cut short) is listed, as HDFS lists a file being written, with the plaintext of its whole
- * sealed chunks ({@link #listedLength}): no more than the file will hold once it is closed.
- * Reading it gives those chunks, each authenticated, and fails with an {@link IOException}
- * naming the file past them: it never ends as a valid shorter file. (A compressed file needs its
- * end to be read at all; it lists with length 0 until it is closed.) Renames,
+ * A file still being written has whatever stored length the wrapped stream has passed on, and a
+ * file cut short another: where that is a length a sealed file can have, the file lists with it
+ * and reading its end fails as truncated; where it is not, the file lists with the plaintext of
+ * its whole sealed chunks and one byte more ({@link #listedLength}), as HDFS lists a file being
+ * written, instead of failing its status and its directory's listing. Reading it gives those
+ * chunks, each authenticated, and the byte past them fails as truncated, naming the file: a
+ * reader of the listed length never takes an unfinished file for a whole one. With compression
+ * on, a file whose end does not authenticate or that no key version wrote lists in the same
+ * way (a compressed one then fails at open). Renames,
  * deletes, directories, permissions, owners and times pass through unchanged.
  * {@code append}, {@code truncate} and {@code concat} are refused with
  * {@link UnsupportedOperationException} (each would have to re-seal the file's final chunk), and
@@ -264,11 +266,10 @@ public class SealedFileSystem extends FileSystem {
             if (compress && GcmStreams.plaintextLength(stored.getLen()) >= 0) {
                 try {
                     length = contentLength(path, stored);
-                } catch (StreamAuthenticationException e) {
-                    length = 0; // its end does not authenticate (cut short, or still being written): reads fail
+                } catch (StreamAuthenticationException | SealedKeys.NoVersionMatches e) {
+                    // Unreadable as it is (its end does not authenticate, or no key version wrote
+                    // it): listed as a plain file, whose reads fail as they reach the bad part.
                 }
-            } else if (compress) {
-                length = 0; // unfinished: its frame index, at the end, is not there yet
             }
         }
         return new FileStatus(length, stored.isDirectory(), stored.getReplication(), stored.getBlockSize(),
@@ -280,18 +281,20 @@ public class SealedFileSystem extends FileSystem {
     /**
      * The plaintext length a file of {@code storedLength} stored bytes lists with: a sealed
      * file's ({@link GcmStreams#plaintextLength}), or, for a length no sealed file has (one still
-     * being written, or cut short), the plaintext of its whole sealed chunks, which the file holds
-     * at least once it is closed.
+     * being written, or cut short), the plaintext of its whole sealed chunks and one byte more.
+     * That byte is past what can be read: a reader of the whole listed length reaches the
+     * missing end and fails, and never takes the whole chunks for the whole file (nor a file
+     * with none for an empty one). Once closed, the file holds at least the whole chunks.
      *
      * @param storedLength the stored file's length in bytes
-     * @return the plaintext length, 0 or more
+     * @return the plaintext length, 0 or more (1 or more for a length no sealed file has)
      */
     public static long listedLength(long storedLength) {
         long sealed = GcmStreams.plaintextLength(storedLength);
         if (sealed >= 0) {
             return sealed;
         }
-        return Math.max(0, storedLength - GcmStreams.HEADER_LENGTH) / SEALED_CHUNK * CHUNK;
+        return Math.max(0, storedLength - GcmStreams.HEADER_LENGTH) / SEALED_CHUNK * CHUNK + 1;
     }
 
     /** Opens the file to learn whether it is compressed and, if so, its uncompressed length. */

@@ -65,9 +65,9 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
     /**
      * Reads the header of the file in {@code in} ({@code storedLength} bytes), finds the key
      * version that wrote it and opens it. Closes {@code in} if it fails. A file whose stored
-     * length no sealed file has (still being written, or cut short) opens with the length of its
-     * whole sealed chunks ({@link SealedFileSystem#listedLength}); reading past them fails as
-     * truncated, never as the end of the file.
+     * length no sealed file has (still being written, or cut short) opens with its listed length
+     * ({@link SealedFileSystem#listedLength}: its whole sealed chunks and one byte); reading past
+     * the whole chunks fails as truncated, never as the end of the file.
      *
      * @throws IOException naming {@code path} if the stored length is shorter than a header, no
      *     key version matches or reading fails; for a compressed file, also if it is not whole
@@ -80,7 +80,7 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
                         + " file's header (56 bytes; a whole sealed file has at least 72): it is still being written, was cut"
                         + " short, or was written without sealpipe");
             }
-            long length = SealedFileSystem.listedLength(storedLength); // whole chunks only, if not whole
+            long length = SealedFileSystem.listedLength(storedLength); // whole chunks and one byte, if unfinished
             byte[] header = new byte[GcmStreams.HEADER_LENGTH];
             in.readFully(0, header); // the channel reads it again by seek and read: the two are cached alike
             SealedKeys.Match match = keys.forReading(header, path);

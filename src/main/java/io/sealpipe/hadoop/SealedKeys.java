@@ -106,6 +106,15 @@ final class SealedKeys implements Closeable {
      */
     record Match(GcmStreams streams, boolean compressed) {}
 
+    /** A file that no version of the key wrote: another key's, or no sealed file. */
+    static final class NoVersionMatches extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        NoVersionMatches(String message) {
+            super(message);
+        }
+    }
+
     /** The material a written file's key must have: Cobblestone-256. */
     private static final int WRITE_KEY_BYTES = 32;
 
@@ -264,7 +273,7 @@ final class SealedKeys implements Closeable {
                 throw new IOException(path + ": " + failed.getMessage(), failed);
             }
             List<String> tried = byMaterial.values().stream().map(Version::name).toList();
-            throw new IOException(path + ": no version of the key '" + keyName + "' in " + providerPath
+            throw new NoVersionMatches(path + ": no version of the key '" + keyName + "' in " + providerPath
                     + " matches the file's key commitment (tried " + String.join(", ", tried) + "): the file was"
                     + " written under another key, or it is not a sealed file (a version deleted from the provider is"
                     + " not tried). No byte of it was decrypted.");

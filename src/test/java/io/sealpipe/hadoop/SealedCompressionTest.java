@@ -185,15 +185,16 @@ class SealedCompressionTest {
             assertThrows(StreamAuthenticationException.class, in::readAllBytes);
         }
 
-        // Cut short, at a length a message can have: listed (as empty: its end does not
-        // authenticate, and a compressed file's length is there) and unreadable.
+        // Cut short, at a length a message can have: its end (where a compressed file's length
+        // is) does not authenticate, so it lists as a plain file would, and open fails.
         replaceStored(Arrays.copyOf(original, original.length - 100));
-        assertEquals(0, fs.getFileStatus(path).getLen());
-        assertEquals(0, fs.listStatus(path)[0].getLen());
+        long cut = GcmStreams.plaintextLength(original.length - 100);
+        assertEquals(cut, fs.getFileStatus(path).getLen());
+        assertEquals(cut, fs.listStatus(path)[0].getLen());
         assertThrows(StreamAuthenticationException.class, () -> fs.open(path));
         // Cut after whole chunks (a length no message has, as while it is written): the same.
         replaceStored(Arrays.copyOf(original, GcmStreams.HEADER_LENGTH + 3 * (16384 + 16)));
-        assertEquals(0, fs.getFileStatus(path).getLen());
+        assertEquals(3 * 16384 + 1, fs.getFileStatus(path).getLen());
         assertThrows(StreamAuthenticationException.class, () -> fs.open(path));
 
         replaceStored(original);

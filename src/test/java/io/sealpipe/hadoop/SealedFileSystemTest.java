@@ -435,18 +435,16 @@ class SealedFileSystemTest {
             assertEquals(3, e.chunk());
         }
         // Cut after a whole chunk: no message has this length, so it lists with its whole chunks'
-        // plaintext, and reading gives those chunks, then fails (never a shorter file).
+        // plaintext and a byte past them, and reading gives those chunks, then fails.
         replaceStored("cut", Arrays.copyOf(stored, GcmStreams.HEADER_LENGTH + 2 * (CHUNK + 16)));
-        assertEquals(2 * CHUNK, fs.getFileStatus(path).getLen());
-        assertEquals(2 * CHUNK, fs.listStatus(path)[0].getLen());
+        assertEquals(2 * CHUNK + 1, fs.listStatus(path)[0].getLen());
         assertUnfinishedReads(fs, path, plain, 2 * CHUNK);
         // Cut inside a chunk that is not the last: the same with the whole chunks before it.
         replaceStored("cut", Arrays.copyOf(stored, GcmStreams.HEADER_LENGTH + 2 * (CHUNK + 16) + 7));
-        assertEquals(2 * CHUNK, fs.getFileStatus(path).getLen());
         assertUnfinishedReads(fs, path, plain, 2 * CHUNK);
-        // Shorter than a header: lists as empty, and open fails naming it.
+        // Shorter than a header: one byte, and open fails naming it.
         replaceStored("cut", Arrays.copyOf(stored, 10));
-        assertEquals(0, fs.getFileStatus(path).getLen());
+        assertEquals(1, fs.getFileStatus(path).getLen());
         IOException open = assertThrows(IOException.class, () -> fs.open(path));
         assertTrue(open.getMessage().contains(path.toString()) && open.getMessage().contains("cut short"), open.getMessage());
     }
@@ -499,19 +497,24 @@ class SealedFileSystemTest {
     }
 
     /**
-     * An unfinished file of {@code listed} whole chunks' plaintext (of {@code plain}): reads give
-     * those bytes, authenticated, by position and in sequence; reading the end, or past it,
-     * fails as truncated naming the file, never as the end of a shorter file.
+     * An unfinished file with {@code whole} bytes of whole chunks' plaintext (of {@code plain}):
+     * it lists with one byte more; reads give those bytes, authenticated, by position and in
+     * sequence; reading the listed length, or the end, fails as truncated naming the file, never
+     * as the end of a shorter file.
      */
-    static void assertUnfinishedReads(FileSystem fs, Path path, byte[] plain, int listed) throws IOException {
+    static void assertUnfinishedReads(FileSystem fs, Path path, byte[] plain, int whole) throws IOException {
+        long listed = fs.getFileStatus(path).getLen();
+        assertEquals(whole + 1, listed);
         try (FSDataInputStream in = fs.open(path)) {
-            byte[] first = new byte[listed];
+            byte[] first = new byte[whole];
             in.readFully(0, first);
-            assertArrayEquals(Arrays.copyOf(plain, listed), first);
+            assertArrayEquals(Arrays.copyOf(plain, whole), first);
+            StreamAuthenticationException all = assertThrows(StreamAuthenticationException.class,
+                    () -> in.readFully(0, new byte[(int) listed]));
+            assertTrue(all.getMessage().contains(path.toString()), all.getMessage());
             StreamAuthenticationException end = assertThrows(StreamAuthenticationException.class, in::readAllBytes);
             assertTrue(end.getMessage().contains(path.toString()), end.getMessage());
-            assertThrows(IOException.class, () -> in.readFully(listed, new byte[1]));
-            assertThrows(IOException.class, () -> in.read(listed, new byte[1], 0, 1));
+            assertThrows(IOException.class, () -> in.read(whole, new byte[1], 0, 1));
         }
     }
 
@@ -534,11 +537,11 @@ class SealedFileSystemTest {
                 out.write(plain, 0, 2 * CHUNK);
                 out.hflush(); // at a chunk boundary
                 assertEquals(GcmStreams.HEADER_LENGTH + 2 * (CHUNK + 16), Files.size(dir.resolve("raw")));
-                // Listed as HDFS lists a file being written: what is sealed so far, no more.
-                assertEquals(2 * CHUNK, raw.getFileStatus(path).getLen());
+                // Listed as HDFS lists a file being written: what is sealed so far, and a byte that
+                // fails (so that reading the listed length never ends as a shorter file).
                 FileStatus[] listing = raw.listStatus(fixture.sealedPath(""));
                 assertTrue(Arrays.stream(listing).anyMatch(st -> st.getPath().getName().equals("raw")
-                        && st.getLen() == 2 * CHUNK), Arrays.toString(listing));
+                        && st.getLen() == 2 * CHUNK + 1), Arrays.toString(listing));
                 assertUnfinishedReads(raw, path, plain, 2 * CHUNK);
                 out.write(plain, 2 * CHUNK, 5);
             }

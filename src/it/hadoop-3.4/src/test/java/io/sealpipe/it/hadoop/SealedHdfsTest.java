@@ -433,9 +433,9 @@ class SealedHdfsTest {
     /**
      * The stored file rewritten shorter: cut inside the final chunk (a length some message has)
      * it lists shorter but reading its end fails; cut after a whole chunk (a length no message
-     * has, as while it is written) it lists and reads its whole chunks, and reading past them
-     * fails naming the path; cut inside the header, it lists as empty and open fails naming the
-     * path. It never reads as a valid shorter file.
+     * has, as while it is written) it lists with its whole chunks and a byte, reads those chunks,
+     * and reading past them fails naming the path; cut inside the header, it lists as one byte
+     * and open fails naming the path. It never reads as a valid shorter file.
      */
     @Test
     void aShortenedStoredFileFails() throws IOException {
@@ -456,18 +456,19 @@ class SealedHdfsTest {
         }
 
         replaceStored(name, Arrays.copyOf(stored, GcmStreams.HEADER_LENGTH + 2 * SEALED_CHUNK));
-        assertEquals(2 * CHUNK, sealed.getFileStatus(path).getLen());
-        assertEquals(2 * CHUNK, sealed.listStatus(sealedPath("/cut"))[0].getLen());
+        assertEquals(2 * CHUNK + 1, sealed.getFileStatus(path).getLen());
+        assertEquals(2 * CHUNK + 1, sealed.listStatus(sealedPath("/cut"))[0].getLen());
         try (FSDataInputStream in = sealed.open(path)) {
             byte[] whole = new byte[2 * CHUNK];
             in.readFully(0, whole);
             assertArrayEquals(Arrays.copyOf(plain, whole.length), whole, "the whole chunks before the cut");
+            assertThrows(StreamAuthenticationException.class, () -> in.readFully(0, new byte[2 * CHUNK + 1]));
             StreamAuthenticationException end = assertThrows(StreamAuthenticationException.class, in::readAllBytes);
             assertTrue(end.getMessage().contains(sealed.makeQualified(path).toString()), end.getMessage());
         }
 
         replaceStored(name, Arrays.copyOf(stored, 10));
-        assertEquals(0, sealed.getFileStatus(path).getLen());
+        assertEquals(1, sealed.getFileStatus(path).getLen());
         IOException open = assertThrows(IOException.class, () -> sealed.open(path));
         assertTrue(open.getMessage().contains(sealed.makeQualified(path).toString()) && open.getMessage().contains("cut short"),
                 open.getMessage());
