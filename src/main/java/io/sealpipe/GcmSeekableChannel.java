@@ -62,6 +62,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
     private final long ciphertextLength; // of the whole message, salt to the end
     private final long plaintextSize;    // what that length must hold, or -1 if no message has it
     private final long finalChunk;       // index of the final (short) chunk; -1 if the length is no message's
+    private final long wholeChunks;      // full chunks before the end: the final chunk's index, or an unfinished message's count
     private final long readableEnd;      // the plaintext before the end: all of it, or an unfinished message's whole chunks
     private final byte[] messageKey;
     private final Object keyLock = new Object(); // close() zeroes messageKey and new readers copy it under this
@@ -87,8 +88,8 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         this.ciphertextLength = ciphertextLength;
         this.plaintextSize = Cobblestone.plaintextLength(ciphertextLength);
         this.finalChunk = plaintextSize < 0 ? -1 : plaintextSize / CHUNK_SIZE;
-        this.readableEnd = plaintextSize >= 0 ? plaintextSize
-                : Math.max(0, ciphertextLength - HEADER_LENGTH) / SEALED_CHUNK_SIZE * CHUNK_SIZE;
+        this.wholeChunks = plaintextSize >= 0 ? finalChunk : Math.max(0, ciphertextLength - HEADER_LENGTH) / SEALED_CHUNK_SIZE;
+        this.readableEnd = plaintextSize >= 0 ? plaintextSize : wholeChunks * CHUNK_SIZE;
         this.cache = new ChunkCache(cachedChunks);
 
         byte[] header = new byte[HEADER_LENGTH];
@@ -565,7 +566,6 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         }
         // With a length no message has (cut short, or still being written), the whole chunks
         // before the end read as in any message; the end fails as truncated above.
-        long wholeChunks = finalChunk >= 0 ? finalChunk : readableEnd / CHUNK_SIZE;
         int total = 0;
         long at = from;
         while (dst.hasRemaining() && at < readableEnd) {

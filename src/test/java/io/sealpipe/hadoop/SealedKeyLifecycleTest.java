@@ -24,6 +24,7 @@ import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,6 +41,14 @@ class SealedKeyLifecycleTest {
 
     @TempDir
     java.nio.file.Path dir;
+
+    /** The JCEKS keystore with the key {@value SealedFixture#KEY}, for the tests that replace or delete it. */
+    private SealedFixture fixture;
+
+    @BeforeEach
+    void makeKeystore() throws IOException {
+        fixture = new SealedFixture(dir);
+    }
 
     private Path sealedPath(String name) {
         return new Path("sfile://" + dir.resolve(name).toAbsolutePath());
@@ -132,7 +141,6 @@ class SealedKeyLifecycleTest {
      */
     @Test
     void aKeyDeletedAndCreatedAgainIsNeverUsedToSealWithItsOldMaterial() throws IOException {
-        SealedFixture fixture = new SealedFixture(dir);
         FileSystem longLived = everyFileReadsTheProvider(fixture);
         try {
             byte[] oldContent = data(20_000, 1);
@@ -175,7 +183,6 @@ class SealedKeyLifecycleTest {
      */
     @Test
     void aKeyReplacedUnderTheSameVersionNameIsToldByItsMaterial() throws IOException {
-        SealedFixture fixture = new SealedFixture(dir);
         try (FileSystem longLived = everyFileReadsTheProvider(fixture)) {
             byte[] oldContent = data(20_000, 1);
             write(longLived, fixture.sealedPath("old"), oldContent);
@@ -199,7 +206,6 @@ class SealedKeyLifecycleTest {
      */
     @Test
     void aKeyReplacedBeforeTheFirstFileIsReadAfresh() throws IOException {
-        SealedFixture fixture = new SealedFixture(dir);
         try (FileSystem fs = everyFileReadsTheProvider(fixture)) {
             replaceKey(fixture);
             byte[] content = data(1000, 3);
@@ -212,7 +218,6 @@ class SealedKeyLifecycleTest {
     /** A reader too sees a deletion at its next read of the provider: a deleted key reads nothing more. */
     @Test
     void aDeletedKeyNoLongerReads() throws IOException {
-        SealedFixture fixture = new SealedFixture(dir);
         try (FileSystem fs = everyFileReadsTheProvider(fixture)) {
             byte[] content = data(1000, 4);
             write(fs, fixture.sealedPath("f"), content);
@@ -232,7 +237,6 @@ class SealedKeyLifecycleTest {
      */
     @Test
     void aProviderThatFailsKeepsTheVersionsReadBefore() throws IOException {
-        SealedFixture fixture = new SealedFixture(dir);
         try (FileSystem fs = everyFileReadsTheProvider(fixture)) {
             byte[] content = data(1000, 8);
             write(fs, fixture.sealedPath("f"), content);
@@ -263,7 +267,6 @@ class SealedKeyLifecycleTest {
      */
     @Test
     void aFileBeingWrittenWhenTheFileSystemClosesIsLeftUnsealed() throws IOException {
-        SealedFixture fixture = new SealedFixture(dir);
         byte[] key = material(fixture.keystore, SealedFixture.KEY);
         FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), fixture.conf);
         FSDataOutputStream out = fs.create(fixture.sealedPath("w"), true);
@@ -298,7 +301,6 @@ class SealedKeyLifecycleTest {
      */
     @Test
     void closeUnderTheCacheLockDoesNotWaitForACreateReadingTheProvider() throws Exception {
-        SealedFixture fixture = new SealedFixture(dir);
         FileSystem fs = everyFileReadsTheProvider(fixture);
         java.lang.reflect.Field cacheField = FileSystem.class.getDeclaredField("CACHE");
         cacheField.setAccessible(true);
@@ -346,7 +348,6 @@ class SealedKeyLifecycleTest {
      */
     @Test
     void deleteOnExitNeedsNoKey() throws IOException {
-        SealedFixture fixture = new SealedFixture(dir);
         Configuration conf = new Configuration(fixture.conf);
         conf.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
         conf.set(SealedFileSystem.COMPRESS, "snappy");
@@ -364,7 +365,6 @@ class SealedKeyLifecycleTest {
      */
     @Test
     void writingResumesAsSoonAsADeletedKeyIsCreatedAgain() throws IOException {
-        SealedFixture fixture = new SealedFixture(dir);
         try (FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), fixture.conf)) { // refresh: the default
             deleteKey(fixture);
             assertThrows(IOException.class, () -> write(fs, fixture.sealedPath("a"), data(10, 10)));
