@@ -20,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The runnable CLI jar ({@code target/sealpipe-<version>-cli.jar}) works on its own: copied to a
  * directory outside the project, {@code java -jar} runs {@code info --json} and a round trip of
- * {@code encrypt} and {@code decrypt}, with no other class path. Run by maven-failsafe-plugin
+ * {@code encrypt} and {@code decrypt}, with no other class path, and says what to add for a KMS
+ * key ({@code --key-provider kms://...} needs Hadoop's client). Run by maven-failsafe-plugin
  * after {@code package}.
  */
 class CliJarIT {
@@ -70,5 +71,13 @@ class CliJarIT {
         Run decrypt = java(jar, "decrypt", "--key-file", "key.hex", "--compress", "snappy", "sealed.bin", "back.txt");
         assertEquals(0, decrypt.exit(), decrypt.err());
         assertTrue(java.util.Arrays.equals(plain, Files.readAllBytes(dir.resolve("back.txt"))), "the round trip");
+
+        // A KMS is read through Hadoop's client, which the jar does not hold: the error says what to add.
+        Run kms = java(jar, "decrypt", "--key-provider", "kms://http@127.0.0.1:9600/kms", "--key-name", "data", "sealed.bin",
+                "never.txt");
+        assertEquals(2, kms.exit(), kms.err());
+        assertTrue(kms.err().contains("Hadoop's client (hadoop-common 3.x and its dependencies) is not on the class path")
+                && kms.err().contains("$(hadoop classpath)"), kms.err());
+        assertTrue(!Files.exists(dir.resolve("never.txt")), "an output was made without a key");
     }
 }

@@ -76,9 +76,10 @@ final class CipherOptions {
 
     /** A key of a Hadoop KeyProvider, with its versions. */
     static final class ProviderKey {
-        @Option(names = "--key-provider", required = true, paramLabel = "URI", description = "A Hadoop JCEKS key"
-                + " provider, jceks://file/PATH or localjceks://file/PATH (password from --password-file,"
-                + " HADOOP_KEYSTORE_PASSWORD, or Hadoop's default); a KMS is not read by the CLI in this version.")
+        @Option(names = "--key-provider", required = true, paramLabel = "URI", description = "A Hadoop key provider:"
+                + " a JCEKS file, jceks://file/PATH or localjceks://file/PATH (password from --password-file,"
+                + " HADOOP_KEYSTORE_PASSWORD, or Hadoop's default), or a KMS, kms://http@HOST:PORT/kms (or any provider"
+                + " Hadoop knows), which needs Hadoop's client on the class path: $(hadoop classpath).")
         String uri;
 
         @Option(names = "--key-name", required = true, paramLabel = "NAME", description = "The key's name in the provider.")

@@ -146,7 +146,8 @@ final class KeySources {
      * The versions of a key in a Hadoop {@code jceks://file/PATH} (or {@code localjceks://file/PATH})
      * key provider, read directly: Hadoop keeps version N of key K as the entry K@N, under the
      * password of --password-file, {@code HADOOP_KEYSTORE_PASSWORD} or Hadoop's default. Other
-     * providers (kms://) are not read by the CLI in this version.
+     * providers (a KMS, kms://) are read through Hadoop's own API ({@link HadoopProviderKeys})
+     * where hadoop-common is on the class path; where it is not, the usage error says what to add.
      */
     private static List<KeyVersion> fromProvider(CipherOptions.ProviderKey key, Path passwordFile, CommandSpec spec)
             throws IOException {
@@ -159,8 +160,17 @@ final class KeySources {
         String scheme = uri.getScheme() == null ? "" : uri.getScheme();
         if (!(scheme.equals("jceks") || scheme.equals("localjceks")) || !"file".equals(uri.getAuthority())
                 || uri.getPath() == null) {
-            throw bad(spec, "--key-provider takes jceks://file/PATH or localjceks://file/PATH (a Hadoop JCEKS key"
-                    + " provider); other Hadoop key providers (kms://) are not read by the CLI in this version");
+            if (passwordFile != null) {
+                throw bad(spec, "--password-file is for a --key-provider jceks://file/PATH, not one Hadoop reads (" + scheme + "://)");
+            }
+            if (!HadoopProviderKeys.available()) {
+                throw bad(spec, "--key-provider " + (scheme.isEmpty() ? "without a scheme" : scheme + "://...") + " is read through"
+                        + " Hadoop's KeyProvider API, and Hadoop's client (hadoop-common 3.x and its dependencies) is not on"
+                        + " the class path: run the CLI with it, e.g. java -cp sealpipe-cli.jar:$(hadoop classpath)"
+                        + " io.sealpipe.cli.Main ..., or ./sealpipe with SEALPIPE_CLASSPATH=$(hadoop classpath). A Hadoop"
+                        + " JCEKS file (jceks://file/PATH) needs no Hadoop");
+            }
+            return HadoopProviderKeys.versions(uri, key.name);
         }
         Path file = Path.of(uri.getPath());
         char[] password;

@@ -161,7 +161,13 @@ final class SealedKeys implements Closeable {
         }
         KeyProvider provider = newProvider(conf, path);
         try {
-            if (provider.getMetadata(name) == null) {
+            KeyProvider.Metadata metadata;
+            try {
+                metadata = provider.getMetadata(name);
+            } catch (IOException e) {
+                throw unreadable(name, path, e);
+            }
+            if (metadata == null) {
                 throw new IOException("there is no key '" + name + "' in " + path + " (" + SealedFileSystem.KEY_NAME
                         + "): create it with: hadoop key create " + name + " -size 256 -provider " + path);
             }
@@ -170,6 +176,15 @@ final class SealedKeys implements Closeable {
         }
         return new SealedKeys(conf, path, name, parallelism,
                 refreshSeconds > Long.MAX_VALUE / 1_000_000_000L ? Long.MAX_VALUE : refreshSeconds * 1_000_000_000L);
+    }
+
+    /**
+     * A provider's failure (a KMS that is down, refuses the caller, or times out) as a message
+     * that names the key and the provider, which a KMS client's own messages do not.
+     */
+    private static IOException unreadable(String name, String path, IOException e) {
+        return new IOException("cannot read the key '" + name + "' from " + path + " (" + SealedFileSystem.KEY_PROVIDER_PATH
+                + "): " + e + "; check that the provider is reachable and lets this user read the key", e);
     }
 
     private static String required(Configuration conf, String key, String what) throws IOException {
@@ -351,7 +366,15 @@ final class SealedKeys implements Closeable {
         ProviderVersions found;
         try {
             found = new ProviderVersions(provider.getKeyVersions(keyName), provider.getCurrentKey(keyName));
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException e) {
+            IOException failure = unreadable(keyName, providerPath, e);
+            try {
+                provider.close();
+            } catch (IOException | RuntimeException closing) {
+                failure.addSuppressed(closing);
+            }
+            throw failure;
+        } catch (RuntimeException e) {
             try {
                 provider.close();
             } catch (IOException | RuntimeException closing) {

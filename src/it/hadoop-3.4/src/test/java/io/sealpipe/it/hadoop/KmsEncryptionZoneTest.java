@@ -1,0 +1,192 @@
+package io.sealpipe.it.hadoop;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sealpipe.hadoop.SealpipeAesCtrCryptoCodec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Random;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.crypto.JceAesCtrCryptoCodec;
+import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileEncryptionInfo;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.DFSConfigKeys;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.HdfsConfiguration;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.hdfs.client.CreateEncryptionZoneFlag;
+import org.apache.hadoop.hdfs.client.HdfsAdmin;
+import org.apache.hadoop.hdfs.client.HdfsClientConfigKeys;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * An HDFS encryption zone whose keys are in Hadoop's KMS server: the NameNode and the DFS
+ * clients all have {@code hadoop.security.key.provider.path=kms://http@127.0.0.1:PORT/kms}, the
+ * zone's key is made in the KMS, and each file's data key is generated and decrypted by it. A
+ * client whose only AES-CTR codec is sealpipe's writes files that a client with only Hadoop's
+ * {@code JceAesCtrCryptoCodec} reads byte for byte, and the other way round; sealpipe's client
+ * makes a sealpipe codec for each stream (Hadoop's log of the codec it uses) and the JCE client
+ * none.
+ */
+@Tag("cluster")
+class KmsEncryptionZoneTest {
+    private static final String CODEC_CLASSES =
+            CommonConfigurationKeysPublic.HADOOP_SECURITY_CRYPTO_CODEC_CLASSES_AES_CTR_NOPADDING_KEY;
+    private static final String SEALPIPE_CODEC = SealpipeAesCtrCryptoCodec.class.getName();
+    private static final String JCE_CODEC = JceAesCtrCryptoCodec.class.getName();
+    private static final String ZONE = "/zone";
+    private static final String KEY = "zonekey";
+    private static final int[] SIZES = {0, 1, 17, 65_537, 1_000_003, 3 * 1024 * 1024 + 5};
+
+    private static Kms kms;
+    private static MiniDFSCluster cluster;
+    private static DistributedFileSystem sealpipe;
+    private static DistributedFileSystem jce;
+    private static List<Logs.Line> loggedBySealpipeWrites;
+    private static List<Logs.Line> loggedByJceWrites;
+
+    @BeforeAll
+    static void startKmsClusterAndWriteFiles() throws Exception {
+        Logs.install();
+        java.nio.file.Path base = java.nio.file.Path.of("target", "kms-encryption-zone").toAbsolutePath();
+        TestFiles.deleteRecursively(base);
+        Files.createDirectories(base);
+        kms = Kms.start(Kms.dir("encryption-zone"));
+        kms.createKey(KEY, 256);
+
+        Configuration conf = new HdfsConfiguration();
+        conf.set(CommonConfigurationKeysPublic.HADOOP_SECURITY_KEY_PROVIDER_PATH, kms.uri().toString());
+        conf.set(CODEC_CLASSES, JCE_CODEC);
+        conf.setLong(DFSConfigKeys.DFS_BLOCK_SIZE_KEY, 1024 * 1024);
+        conf.setInt(DFSConfigKeys.DFS_REPLICATION_KEY, 1);
+        cluster = new MiniDFSCluster.Builder(conf, base.resolve("dfs").toFile()).numDataNodes(1).build();
+        cluster.waitActive();
+        cluster.getFileSystem().mkdirs(new Path(ZONE));
+        new HdfsAdmin(cluster.getURI(), conf).createEncryptionZone(new Path(ZONE), KEY,
+                EnumSet.of(CreateEncryptionZoneFlag.NO_TRASH));
+
+        sealpipe = client(conf, SEALPIPE_CODEC);
+        jce = client(conf, JCE_CODEC);
+        int mark = Logs.mark();
+        for (int size : SIZES) {
+            write(sealpipe, file("sealpipe", size), plaintext(size));
+        }
+        loggedBySealpipeWrites = Logs.since(mark);
+        mark = Logs.mark();
+        for (int size : SIZES) {
+            write(jce, file("jce", size), plaintext(size));
+        }
+        loggedByJceWrites = Logs.since(mark);
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        try {
+            for (FileSystem fs : new FileSystem[] {sealpipe, jce}) {
+                if (fs != null) {
+                    fs.close();
+                }
+            }
+        } finally {
+            try {
+                if (cluster != null) {
+                    cluster.shutdown();
+                }
+            } finally {
+                if (kms != null) {
+                    kms.stop();
+                }
+            }
+        }
+    }
+
+    /** A DFS client whose only AES-CTR codec is {@code codec}, in a client context of its own. */
+    private static DistributedFileSystem client(Configuration clusterConf, String codec) throws IOException {
+        Configuration conf = new Configuration(clusterConf);
+        conf.set(CODEC_CLASSES, codec);
+        conf.set(HdfsClientConfigKeys.DFS_CLIENT_CONTEXT, "codec " + codec);
+        return (DistributedFileSystem) FileSystem.newInstance(cluster.getURI(), conf);
+    }
+
+    private static Path file(String writer, int size) {
+        return new Path(ZONE + "/" + writer + "-" + size);
+    }
+
+    private static byte[] plaintext(int size) {
+        byte[] b = new byte[size];
+        new Random(size).nextBytes(b);
+        return b;
+    }
+
+    private static void write(FileSystem fs, Path path, byte[] data) throws IOException {
+        try (FSDataOutputStream out = fs.create(path, false)) {
+            int i = 0;
+            Random random = new Random(data.length);
+            while (i < data.length) {
+                int n = Math.min(data.length - i, 1 + random.nextInt(70_000));
+                out.write(data, i, n);
+                i += n;
+            }
+        }
+    }
+
+    private static byte[] readAll(FileSystem fs, Path path) throws IOException {
+        try (FSDataInputStream in = fs.open(path)) {
+            return in.readAllBytes();
+        }
+    }
+
+    @ParameterizedTest(name = "{0} bytes")
+    @ValueSource(ints = {0, 1, 17, 65_537, 1_000_003, 3 * 1024 * 1024 + 5})
+    void filesWrittenThroughTheZoneReadBackAndAcrossCodecs(int size) throws IOException {
+        byte[] expected = plaintext(size);
+        for (String writer : List.of("sealpipe", "jce")) {
+            Path path = file(writer, size);
+            FileEncryptionInfo info = sealpipe.getClient().getFileInfo(path.toUri().getPath()).getFileEncryptionInfo();
+            assertNotNull(info, path + " is not in the encryption zone");
+            assertEquals(KEY, info.getKeyName());
+            assertArrayEquals(expected, readAll(sealpipe, path), writer + "'s file read by sealpipe's client");
+            assertArrayEquals(expected, readAll(jce, path), writer + "'s file read by the JCE client");
+            if (size > 0) {
+                // What the DataNode stores is not the plaintext.
+                byte[] raw = readAll(cluster.getFileSystem(), new Path("/.reserved/raw" + path));
+                assertEquals(size, raw.length);
+                assertFalse(java.util.Arrays.equals(expected, raw), "the stored bytes are the plaintext");
+            }
+            // A positioned read in the middle, on both codecs.
+            if (size > 100) {
+                byte[] piece = new byte[50];
+                for (DistributedFileSystem reader : List.of(sealpipe, jce)) {
+                    try (FSDataInputStream in = reader.open(path)) {
+                        in.readFully(size / 2 + 3, piece);
+                    }
+                    assertArrayEquals(java.util.Arrays.copyOfRange(expected, size / 2 + 3, size / 2 + 53), piece);
+                }
+            }
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void sealpipesClientMadeSealpipeCodecsAndTheJceClientNone() {
+        assertEquals(SIZES.length, Logs.streamCodecsMade(loggedBySealpipeWrites, SEALPIPE_CODEC),
+                () -> "sealpipe codecs made for sealpipe's client's streams: " + Logs.sealpipe(loggedBySealpipeWrites));
+        assertTrue(Logs.engineChosen(loggedBySealpipeWrites) || Logs.engineChosen(Logs.since(0)),
+                "sealpipe never chose its engine");
+        assertEquals(0, Logs.codecsMade(loggedByJceWrites, SEALPIPE_CODEC), "sealpipe codecs made while the JCE client wrote");
+        assertEquals(SIZES.length, Logs.streamCodecsMade(loggedByJceWrites, JCE_CODEC), "JCE codecs made for the JCE client's streams");
+    }
+}
