@@ -34,7 +34,8 @@ final class HadoopProviderKeys {
 
     /**
      * Every version of key {@code name} in the provider at {@code uri}, oldest first, as copies
-     * the caller wipes (the provider's own arrays are wiped here).
+     * the caller wipes. The provider's own arrays are left alone: some are its store (Hadoop's
+     * {@code user:///} provider hands out its credentials' array).
      *
      * @throws IOException naming the options, not the key's material, if the provider cannot be
      *     made or read, or has no version of the key
@@ -47,24 +48,29 @@ final class HadoopProviderKeys {
         }
         List<KeyVersion> versions = new ArrayList<>();
         try {
-            List<KeyProvider.KeyVersion> found = provider.getKeyVersions(name);
+            List<KeyProvider.KeyVersion> found;
+            try {
+                found = provider.getKeyVersions(name);
+            } catch (IOException | RuntimeException e) {
+                throw new IOException("cannot read the --key-name key from the --key-provider: " + e.getMessage()
+                        + " (is the provider reachable, and may this user read the key's material?)", e);
+            }
             if (found == null || found.isEmpty()) {
-                throw new IOException("the --key-provider has no version of the --key-name key (does it exist, and may"
-                        + " this user read it?)");
+                throw new IOException("the --key-provider has no version of the --key-name key (does the key exist, and"
+                        + " may this user read its material?)");
             }
             for (KeyProvider.KeyVersion version : found) {
                 byte[] material = version.getMaterial();
                 if (material == null) {
                     throw new IOException("the --key-provider gave no material for version " + version.getVersionName()
-                            + " of the --key-name key (may this user read keys' material?)");
+                            + " of the --key-name key (may this user read the key's material?)");
                 }
                 versions.add(new KeyVersion(version.getVersionName(), material.clone()));
-                Arrays.fill(material, (byte) 0);
             }
             return versions;
         } catch (IOException | RuntimeException e) {
             versions.forEach(KeyVersion::wipe);
-            throw new IOException("cannot read the --key-name key from the --key-provider: " + e.getMessage(), e);
+            throw e;
         } finally {
             try {
                 provider.close();

@@ -158,19 +158,15 @@ final class KeySources {
             throw bad(spec, "--key-provider is not a URI");
         }
         String scheme = uri.getScheme() == null ? "" : uri.getScheme();
-        if (!(scheme.equals("jceks") || scheme.equals("localjceks")) || !"file".equals(uri.getAuthority())
-                || uri.getPath() == null) {
-            if (passwordFile != null) {
-                throw bad(spec, "--password-file is for a --key-provider jceks://file/PATH, not one Hadoop reads (" + scheme + "://)");
-            }
-            if (!HadoopProviderKeys.available()) {
-                throw bad(spec, "--key-provider " + (scheme.isEmpty() ? "without a scheme" : scheme + "://...") + " is read through"
-                        + " Hadoop's KeyProvider API, and Hadoop's client (hadoop-common 3.x and its dependencies) is not on"
-                        + " the class path: run the CLI with it, e.g. java -cp sealpipe-cli.jar:$(hadoop classpath)"
-                        + " io.sealpipe.cli.Main ..., or ./sealpipe with SEALPIPE_CLASSPATH=$(hadoop classpath). A Hadoop"
-                        + " JCEKS file (jceks://file/PATH) needs no Hadoop");
-            }
-            return HadoopProviderKeys.versions(uri, key.name);
+        if (scheme.isEmpty()) {
+            throw bad(spec, "--key-provider takes a Hadoop key provider URI: jceks://file/PATH (a JCEKS file) or"
+                    + " kms://http@HOST:PORT/kms (a KMS)");
+        }
+        // jceks://file@/PATH is how Hadoop's configuration spells the same file.
+        boolean keystoreFile = (scheme.equals("jceks") || scheme.equals("localjceks"))
+                && ("file".equals(uri.getAuthority()) || "file@".equals(uri.getAuthority())) && uri.getPath() != null;
+        if (!keystoreFile) {
+            return fromHadoop(uri, key.name, passwordFile, spec);
         }
         Path file = Path.of(uri.getPath());
         char[] password;
@@ -195,6 +191,31 @@ final class KeySources {
                     "the --key-name key"), e);
         } finally {
             Arrays.fill(password, '\0');
+        }
+    }
+
+    /**
+     * The versions of a key in a provider only Hadoop reads (a KMS): through its own API, which
+     * must be on the class path, all of it; where it is not, the usage error says what to add.
+     */
+    private static List<KeyVersion> fromHadoop(java.net.URI uri, String name, Path passwordFile, CommandSpec spec)
+            throws IOException {
+        if (passwordFile != null) {
+            throw bad(spec, "--password-file is for a --key-provider jceks://file/PATH; a " + uri.getScheme() + ":// provider"
+                    + " takes its credentials from Hadoop's configuration");
+        }
+        String add = "run the CLI with Hadoop's client on the class path, e.g. java -cp sealpipe-<version>-cli.jar:$(hadoop"
+                + " classpath) io.sealpipe.cli.Main ..., or ./sealpipe with SEALPIPE_CLASSPATH=\"$(hadoop classpath)\"";
+        if (!HadoopProviderKeys.available()) {
+            throw bad(spec, "--key-provider " + uri.getScheme() + "://... is read through Hadoop's KeyProvider API, and"
+                    + " Hadoop's client (hadoop-common 3.x and its dependencies) is not on the class path: " + add
+                    + ". A JCEKS file (jceks://file/PATH) needs no Hadoop");
+        }
+        try {
+            return HadoopProviderKeys.versions(uri, name);
+        } catch (LinkageError e) { // hadoop-common without the jars it needs
+            throw bad(spec, "--key-provider " + uri.getScheme() + "://...: Hadoop's client on the class path is incomplete ("
+                    + e + "): " + add);
         }
     }
 

@@ -23,7 +23,6 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 
@@ -37,7 +36,6 @@ import org.junit.jupiter.api.TestInfo;
  * counts the KMS's key calls per file opened and per 1,000 files listed (written to {@code
  * target/kms/key-calls.txt} for the record).
  */
-@Tag("cluster")
 class KmsSealedFileSystemTest {
     private static final String KEY = "data";
     private static final int CHUNK = 16 * 1024;
@@ -109,7 +107,11 @@ class KmsSealedFileSystemTest {
         KeyProvider provider = kms.client();
         try {
             KeyProvider.KeyVersion key = version == null ? provider.getCurrentKey(KEY) : provider.getKeyVersion(version);
-            return GcmStreams.builder().key(key.getMaterial()).build();
+            try {
+                return GcmStreams.builder().key(key.getMaterial()).build();
+            } finally {
+                java.util.Arrays.fill(key.getMaterial(), (byte) 0); // the KMS client's own copy
+            }
         } finally {
             provider.close();
         }
@@ -126,10 +128,14 @@ class KmsSealedFileSystemTest {
     void filesWrittenBeforeAndAfterARollThroughTheKmsBothRead() throws Exception {
         byte[] before = data(3 * CHUNK + 5, 1);
         byte[] after = data(2 * CHUNK + 7, 2);
+        byte[] refreshed = data(CHUNK + 11, 8);
         String first;
         FileSystem old = sealed();
+        // A running task that reads the versions for every file (refresh 0).
+        FileSystem eager = sealed(0, false);
         try {
             write(old, sealedPath("before"), before);
+            write(eager, sealedPath("eager-before"), before);
             KeyProvider provider = kms.client();
             try {
                 first = provider.getCurrentKey(KEY).getVersionName();
@@ -145,10 +151,13 @@ class KmsSealedFileSystemTest {
             } finally {
                 fresh.close();
             }
+            // The running task writes with the new version from its next refresh on.
+            write(eager, sealedPath("refreshed"), refreshed);
             // The old task, which has only the old version, finds the new one in the KMS.
             assertArrayEquals(after, readAll(old, sealedPath("after")), "the file of the new version, read by the old task");
             assertArrayEquals(before, readAll(old, sealedPath("before")));
         } finally {
+            eager.close();
             old.close();
         }
         GcmStreams v0 = version(first);
@@ -156,6 +165,8 @@ class KmsSealedFileSystemTest {
         try {
             assertArrayEquals(before, decryptStored("before", v0), "the old file is sealed under " + first);
             assertArrayEquals(after, decryptStored("after", current), "the new file is sealed under the current version");
+            assertArrayEquals(before, decryptStored("eager-before", v0), "the running task's file before the roll");
+            assertArrayEquals(refreshed, decryptStored("refreshed", current), "the running task's file after the roll");
             assertThrows(IOException.class, () -> decryptStored("before", current), "the old file under the new version");
         } finally {
             v0.destroy();
@@ -228,6 +239,8 @@ class KmsSealedFileSystemTest {
         FileSystem task = sealed();
         // A task that reads the key for every file (refresh 0), as one that starts after the stop would.
         FileSystem eager = sealed(0, false);
+        // A task that started before the stop but has not needed the key's versions yet.
+        FileSystem idle = sealed();
         try {
             write(task, sealedPath("open"), open);
             write(task, sealedPath("other"), other);
@@ -261,10 +274,16 @@ class KmsSealedFileSystemTest {
             assertNamesKmsAndKey(creating);
             assertFalse(Files.exists(dir.resolve("made")), "a file was made without a key");
 
+            // The task that had not read the versions fails at its first file, naming it.
+            IOException opening = assertThrows(IOException.class, () -> idle.open(sealedPath("other")));
+            assertNamesKmsAndKey(opening);
+            assertTrue(opening.getMessage().contains(sealedPath("other").toUri().getPath()), opening.getMessage());
+
             // A task that starts now (a new file system, as in a new container) fails at once.
             IOException starting = assertThrows(IOException.class, this::sealed);
             assertNamesKmsAndKey(starting);
         } finally {
+            idle.close();
             eager.close();
             task.close();
         }
