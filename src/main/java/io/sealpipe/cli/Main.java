@@ -35,6 +35,10 @@ public final class Main implements Runnable {
         // The engine decision is part of `info`; keep SLF4J's simple logger quiet on the console.
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel",
                 System.getProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"));
+        // Hadoop's KMS client (--key-provider kms://) warns with a stack trace on every failed
+        // connection; the CLI's own message says what failed and what to check.
+        System.setProperty("org.slf4j.simpleLogger.log.org.apache.hadoop",
+                System.getProperty("org.slf4j.simpleLogger.log.org.apache.hadoop", "error"));
         CommandLine cli = new CommandLine(new Main());
         cli.setOut(out);
         cli.setErr(err);
