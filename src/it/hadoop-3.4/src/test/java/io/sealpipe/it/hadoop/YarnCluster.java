@@ -159,6 +159,9 @@ final class YarnCluster implements AutoCloseable {
         conf.setInt(MRJobConfig.REDUCE_MEMORY_MB, 384);
         conf.set(MRJobConfig.MAP_JAVA_OPTS, "-Xmx256m -XX:+UseSerialGC");
         conf.set(MRJobConfig.REDUCE_JAVA_OPTS, "-Xmx256m -XX:+UseSerialGC");
+        // One attempt per task unless one fails: the tests count the containers of the tasks.
+        conf.setBoolean(MRJobConfig.MAP_SPECULATIVE, false);
+        conf.setBoolean(MRJobConfig.REDUCE_SPECULATIVE, false);
         // Job.waitForCompletion asks every 5 s by default whether the job is done.
         conf.setInt("mapreduce.client.completion.pollinterval", 100);
         return conf;

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
 import org.apache.hadoop.fs.FileStatus;
@@ -138,20 +139,24 @@ class YarnEncryptedIntermediateDataTest {
         return counts;
     }
 
-    /** The job's map and reduce containers' logs: a map logs the split it processes, a reduce its shuffle plugin. */
-    private static Map<String, String> taskLogs(Job job, String marker) {
+    /** The logs of the job's containers that match {@code marker}. */
+    private static Map<String, String> taskLogs(Job job, Pattern marker) {
         String appId = job.getJobID().toString().replace("job_", "application_");
         Map<String, String> tasks = new TreeMap<>();
         cluster.containerLogs(appId).forEach((container, log) -> {
-            if (log.contains(marker)) {
+            if (marker.matcher(log).find()) {
                 tasks.put(container, log);
             }
         });
         return tasks;
     }
 
-    private static final String MAP_MARKER = "org.apache.hadoop.mapred.MapTask: Processing split";
-    private static final String REDUCE_MARKER = "org.apache.hadoop.mapred.ReduceTask: Using ShuffleConsumerPlugin";
+    /** A map task that started: it logs the split it processes. */
+    private static final Pattern MAP_STARTED = Pattern.compile("org\\.apache\\.hadoop\\.mapred\\.MapTask: Processing split");
+    /** A successful map attempt (one per map; speculation is off). */
+    private static final Pattern MAP_DONE = Pattern.compile("Task 'attempt_\\d+_\\d+_m_\\d+_\\d+' done\\.");
+    /** A successful reduce attempt (one per reduce). */
+    private static final Pattern REDUCE_DONE = Pattern.compile("Task 'attempt_\\d+_\\d+_r_\\d+_\\d+' done\\.");
 
     @Test
     void aWordCountInYarnContainersCountsTheSameWithItsIntermediateDataEncryptedBySealpipe() throws Exception {
@@ -173,8 +178,8 @@ class YarnEncryptedIntermediateDataTest {
             assertTrue(shuffled > 0, job.getJobName() + ": nothing shuffled");
         }
 
-        Map<String, String> plainMaps = taskLogs(plain, MAP_MARKER);
-        Map<String, String> plainReduces = taskLogs(plain, REDUCE_MARKER);
+        Map<String, String> plainMaps = taskLogs(plain, MAP_DONE);
+        Map<String, String> plainReduces = taskLogs(plain, REDUCE_DONE);
         assertEquals(INPUT_FILES, plainMaps.size(), () -> "map containers of the plain job: " + plainMaps.keySet());
         assertEquals(REDUCERS, plainReduces.size(), () -> "reduce containers of the plain job: " + plainReduces.keySet());
         for (String log : cluster.containerLogs(plain.getJobID().toString().replace("job_", "application_")).values()) {
@@ -182,8 +187,8 @@ class YarnEncryptedIntermediateDataTest {
             assertEquals(List.of(), YarnCluster.lines(log, Logs.ENGINE_LINE), "sealpipe chose no engine in the plain job");
         }
 
-        Map<String, String> maps = taskLogs(encrypted, MAP_MARKER);
-        Map<String, String> reduces = taskLogs(encrypted, REDUCE_MARKER);
+        Map<String, String> maps = taskLogs(encrypted, MAP_DONE);
+        Map<String, String> reduces = taskLogs(encrypted, REDUCE_DONE);
         assertEquals(INPUT_FILES, maps.size(), () -> "map containers of the encrypted job: " + maps.keySet());
         assertEquals(REDUCERS, reduces.size(), () -> "reduce containers of the encrypted job: " + reduces.keySet());
         Map<String, String> tasks = new TreeMap<>(maps);
@@ -211,7 +216,7 @@ class YarnEncryptedIntermediateDataTest {
         Job job = wordCount("no-libjars", true, false);
         job.getConfiguration().setInt(MRJobConfig.MAP_MAX_ATTEMPTS, 1);
         assertFalse(job.waitForCompletion(false), "the job without sealpipe's jar succeeded");
-        Map<String, String> maps = taskLogs(job, MAP_MARKER);
+        Map<String, String> maps = taskLogs(job, MAP_STARTED);
         // The first map to spill fails the job (one attempt), and the others are killed, spilled or not.
         String missing = String.format(Logs.CODEC_MISSING, SEALPIPE_CODEC);
         assertTrue(maps.values().stream().anyMatch(log -> log.contains(missing)), () -> "no map logged '" + missing + "': " + maps);
