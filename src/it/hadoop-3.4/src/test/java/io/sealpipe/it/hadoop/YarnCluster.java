@@ -153,8 +153,7 @@ final class YarnCluster implements AutoCloseable {
         conf.set(MRJobConfig.MAPREDUCE_APPLICATION_CLASSPATH, String.join(",", hadoopClassPath()));
         conf.set(MRJobConfig.MAPREDUCE_JOB_LOG4J_PROPERTIES_FILE, log4j.toUri().toString());
         conf.setInt(MRJobConfig.MR_AM_VMEM_MB, 384);
-        // The MRAppMaster's web app uses Guice 4, which needs java.lang open on Java 17.
-        conf.set(MRJobConfig.MR_AM_COMMAND_OPTS, "-Xmx256m -XX:+UseSerialGC --add-opens=java.base/java.lang=ALL-UNNAMED");
+        conf.set(MRJobConfig.MR_AM_COMMAND_OPTS, "-Xmx256m -XX:+UseSerialGC");
         conf.setInt(MRJobConfig.MAP_MEMORY_MB, 384);
         conf.setInt(MRJobConfig.REDUCE_MEMORY_MB, 384);
         conf.set(MRJobConfig.MAP_JAVA_OPTS, "-Xmx256m -XX:+UseSerialGC");
