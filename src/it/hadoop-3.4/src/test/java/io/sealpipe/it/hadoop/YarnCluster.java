@@ -1,0 +1,263 @@
+package io.sealpipe.it.hadoop;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sealpipe.hadoop.SealpipeAesCtrCryptoCodec;
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.jar.JarFile;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
+import org.apache.hadoop.hdfs.DFSConfigKeys;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.HdfsConfiguration;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.mapreduce.MRJobConfig;
+import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
+import org.apache.hadoop.util.JarFinder;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+
+/**
+ * A MiniMRYarnCluster (ResourceManager, two NodeManagers whose containers are JVMs of their own,
+ * the job history server) over a MiniDFSCluster (one NameNode, one DataNode), all on this host
+ * (its name resolves to 127.0.0.1), everything kept under {@code target} so that a failed run
+ * can be read: the NameNode's and DataNode's storage in {@code target/<name>}, each NodeManager's
+ * local and log dirs (each container's {@code syslog}, {@code stdout} and {@code stderr}, its
+ * launch script) in {@code target/test/data/<name>}; both deleted at the next start.
+ *
+ * <p>The containers do not get this JVM's class path (which has sealpipe): {@link #jobConf} turns
+ * off MapReduce's mini-cluster shortcut ({@code yarn.is.minicluster}, which passes it on) and
+ * gives them {@link #hadoopClassPath}, this class path without sealpipe's jar and the tests'
+ * classes, as {@code mapreduce.application.classpath}: a Hadoop installation without sealpipe.
+ * A job ships sealpipe's jar as a user does, with {@code -libjars} ({@link #libjars}), and its
+ * own classes in its job jar ({@link #testJobJar}). Each container logs, through the job's own
+ * log4j file ({@code mapreduce.job.log4j-properties-file}), sealpipe's INFO lines and Hadoop's
+ * {@code PerformanceAdvisory} DEBUG lines (the codec each {@code CryptoCodec.getInstance} made)
+ * into its {@code syslog}, for {@link #containerLogs}.
+ */
+final class YarnCluster implements AutoCloseable {
+    static final int NODE_MANAGERS = 2;
+    private static final int BLOCK_SIZE = 1024 * 1024;
+    /** The containers' log4j: the NodeManager's container-log4j.properties at INFO, and the two loggers the tests read. */
+    private static final String CONTAINER_LOG4J = String.join("\n",
+            "hadoop.root.logger=INFO,CLA",
+            "log4j.rootLogger=${hadoop.root.logger}",
+            "log4j.threshold=ALL",
+            "log4j.appender.CLA=org.apache.hadoop.yarn.ContainerLogAppender",
+            "log4j.appender.CLA.containerLogDir=${yarn.app.container.log.dir}",
+            "log4j.appender.CLA.containerLogFile=${hadoop.root.logfile}",
+            "log4j.appender.CLA.totalLogFileSize=${yarn.app.container.log.filesize}",
+            "log4j.appender.CLA.layout=org.apache.log4j.PatternLayout",
+            "log4j.appender.CLA.layout.ConversionPattern=%d{ISO8601} %p [%t] %c: %m%n",
+            "log4j.logger.io.sealpipe=INFO",
+            "log4j.logger.org.apache.hadoop.util.PerformanceAdvisory=DEBUG",
+            "");
+
+    private final Path base;
+    private final MiniDFSCluster dfs;
+    private final MiniMRYarnCluster yarn;
+    private final Path log4j;
+
+    private YarnCluster(Path base, MiniDFSCluster dfs, MiniMRYarnCluster yarn, Path log4j) {
+        this.base = base;
+        this.dfs = dfs;
+        this.yarn = yarn;
+        this.log4j = log4j;
+    }
+
+    /** Starts HDFS, then YARN on it, under {@code target/name}; stops what started if a later part fails. */
+    static YarnCluster start(String name) throws IOException {
+        Path base = Path.of("target", name).toAbsolutePath();
+        TestFiles.deleteRecursively(base);
+        TestFiles.deleteRecursively(Path.of("target", "test", "data", name).toAbsolutePath());
+        Files.createDirectories(base);
+        Path log4j = Files.writeString(base.resolve("sealpipe-container-log4j.properties"), CONTAINER_LOG4J);
+
+        Configuration conf = new HdfsConfiguration();
+        conf.setLong(DFSConfigKeys.DFS_BLOCK_SIZE_KEY, BLOCK_SIZE);
+        conf.setInt(DFSConfigKeys.DFS_REPLICATION_KEY, 1);
+        MiniDFSCluster dfs = new MiniDFSCluster.Builder(conf, base.resolve("dfs").toFile()).numDataNodes(1).build();
+        MiniMRYarnCluster yarn = null;
+        try {
+            dfs.waitActive();
+            conf.set(CommonConfigurationKeysPublic.FS_DEFAULT_NAME_KEY, dfs.getURI().toString());
+            // Small containers on two small nodes: at most a few JVMs at once on a small machine.
+            conf.setInt(YarnConfiguration.NM_PMEM_MB, 2048);
+            conf.setInt(YarnConfiguration.NM_VCORES, 4);
+            conf.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, 128);
+            // The test JVM's environment may have no JAVA_HOME, which the launch scripts need.
+            conf.set(YarnConfiguration.NM_ADMIN_USER_ENV, "JAVA_HOME=" + System.getProperty("java.home"));
+            // Keep each finished container's logs (and its directory, for a failed run).
+            conf.setLong(YarnConfiguration.DEBUG_NM_DELETE_DELAY_SEC, 3600);
+            // MiniYARNCluster keeps its dirs (the NodeManagers' local and log dirs) in
+            // target/test/data/<name>/yarn-<random> (getTestWorkDir()'s parent).
+            yarn = new MiniMRYarnCluster(name, NODE_MANAGERS);
+            yarn.init(conf);
+            yarn.start();
+            return new YarnCluster(base, dfs, yarn, log4j);
+        } catch (RuntimeException | IOException e) {
+            try {
+                if (yarn != null) {
+                    yarn.stop();
+                }
+            } finally {
+                dfs.shutdown();
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            yarn.stop();
+        } finally {
+            dfs.shutdown();
+        }
+    }
+
+    DistributedFileSystem hdfs() throws IOException {
+        return dfs.getFileSystem();
+    }
+
+    /** The NameNode's host:port. */
+    String authority() {
+        return dfs.getURI().getAuthority();
+    }
+
+    Path base() {
+        return base;
+    }
+
+    /**
+     * A job's configuration on this cluster: containers with small heaps, this cluster's
+     * NodeManagers' class path without sealpipe ({@link #hadoopClassPath}), logs through the
+     * job's log4j file.
+     */
+    Configuration jobConf() {
+        Configuration conf = new Configuration(yarn.getConfig());
+        conf.setBoolean(YarnConfiguration.IS_MINI_YARN_CLUSTER, false);
+        conf.set(MRJobConfig.MAPREDUCE_APPLICATION_CLASSPATH, String.join(",", hadoopClassPath()));
+        conf.set(MRJobConfig.MAPREDUCE_JOB_LOG4J_PROPERTIES_FILE, log4j.toUri().toString());
+        conf.setInt(MRJobConfig.MR_AM_VMEM_MB, 384);
+        conf.set(MRJobConfig.MR_AM_COMMAND_OPTS, "-Xmx256m -XX:+UseSerialGC");
+        conf.setInt(MRJobConfig.MAP_MEMORY_MB, 384);
+        conf.setInt(MRJobConfig.REDUCE_MEMORY_MB, 384);
+        conf.set(MRJobConfig.MAP_JAVA_OPTS, "-Xmx256m -XX:+UseSerialGC");
+        conf.set(MRJobConfig.REDUCE_JAVA_OPTS, "-Xmx256m -XX:+UseSerialGC");
+        // One attempt per task unless one fails: the tests count the containers of the tasks.
+        conf.setBoolean(MRJobConfig.MAP_SPECULATIVE, false);
+        conf.setBoolean(MRJobConfig.REDUCE_SPECULATIVE, false);
+        // Job.waitForCompletion asks every 5 s by default whether the job is done.
+        conf.setInt("mapreduce.client.completion.pollinterval", 100);
+        return conf;
+    }
+
+    /** The {@code -libjars} generic option that ships sealpipe's jar with a job (as {@code hadoop jar ... -libjars} does). */
+    static List<String> libjars() {
+        return List.of("-libjars", sealpipeJar().toUri().toString());
+    }
+
+    /** The jar this JVM loaded sealpipe from (the one {@code invoker:install} put into the local repository). */
+    static Path sealpipeJar() {
+        try {
+            Path jar = Path.of(SealpipeAesCtrCryptoCodec.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            assertTrue(jar.getFileName().toString().endsWith(".jar"), "sealpipe is not loaded from a jar: " + jar);
+            return jar;
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A jar of the tests' classes, for a job whose mapper and reducer are here: its job jar. */
+    static String testJobJar(Class<?> inTests) {
+        return JarFinder.getJar(inTests);
+    }
+
+    /**
+     * This JVM's class path (expanded from Surefire's manifest-only jar, if that is what it is)
+     * without sealpipe's jar and the tests' classes: the Hadoop installation the containers run.
+     */
+    static List<String> hadoopClassPath() {
+        Path sealpipe = sealpipeJar();
+        Path testClasses = Path.of("target", "test-classes").toAbsolutePath();
+        List<String> entries = new ArrayList<>();
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            entries.addAll(expand(entry));
+        }
+        List<String> hadoop = entries.stream()
+                .filter(e -> !Path.of(e).toAbsolutePath().equals(sealpipe) && !Path.of(e).toAbsolutePath().equals(testClasses))
+                .filter(e -> !Path.of(e).getFileName().toString().startsWith("sealpipe"))
+                .distinct()
+                .collect(Collectors.toList());
+        assertEquals(entries.size() - 2, hadoop.size(), () -> "sealpipe's jar and the test classes, once each, in " + entries);
+        return hadoop;
+    }
+
+    /** A class path entry, or the entries of a manifest-only jar's Class-Path. */
+    private static List<String> expand(String entry) {
+        if (!entry.endsWith(".jar") || !Path.of(entry).getFileName().toString().startsWith("surefirebooter")) {
+            return List.of(entry);
+        }
+        try (JarFile jar = new JarFile(entry)) {
+            String classPath = jar.getManifest().getMainAttributes().getValue("Class-Path");
+            List<String> entries = new ArrayList<>();
+            for (String url : classPath.trim().split("\\s+")) {
+                entries.add(Path.of(new java.net.URI(url)).toString());
+            }
+            return entries;
+        } catch (IOException | URISyntaxException e) {
+            throw new IllegalStateException("cannot read the class path of " + entry, e);
+        }
+    }
+
+    /**
+     * The logs of the containers of application {@code appId} (for example {@code
+     * application_1700000000000_0001}): container id to the text of its {@code syslog} (and
+     * {@code stderr} after it), from every NodeManager's log dirs.
+     */
+    Map<String, String> containerLogs(String appId) {
+        Map<String, String> logs = new TreeMap<>();
+        // The NodeManagers' dirs are next to MiniYARNCluster's work dir: <name>-logDir-nm-<n>_<m>.
+        try (Stream<Path> files = Files.walk(yarn.getTestWorkDir().getParentFile().toPath())) {
+            List<Path> appDirs = files.filter(p -> p.getFileName().toString().equals(appId) && Files.isDirectory(p)
+                    && p.toString().contains("logDir")).toList();
+            for (Path appDir : appDirs) {
+                try (Stream<Path> containers = Files.list(appDir)) {
+                    for (Path container : containers.sorted().toList()) {
+                        StringBuilder text = new StringBuilder();
+                        for (String name : List.of("syslog", "stderr")) {
+                            Path file = container.resolve(name);
+                            if (Files.exists(file)) {
+                                text.append(Files.readString(file, StandardCharsets.UTF_8));
+                            }
+                        }
+                        // A NodeManager makes each container's dir in all its log dirs; the container logs into one.
+                        logs.merge(container.getFileName().toString(), text.toString(), String::concat);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return logs;
+    }
+
+    /** The lines of {@code log} that contain {@code text}. */
+    static List<String> lines(String log, String text) {
+        return Arrays.stream(log.split("\n")).filter(l -> l.contains(text)).toList();
+    }
+}
