@@ -42,7 +42,9 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.types.DataTypes;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -50,7 +52,7 @@ import org.junit.jupiter.api.TestInfo;
 
 /**
  * Spark SQL writes Parquet to {@code sfile://} (sealpipe's {@code SealedFileSystem} over the local
- * file system, its key in a JCEKS key provider) from executors that are JVMs of their own
+ * file system, its key from Hadoop's KMS, {@link Kms}) from executors that are JVMs of their own
  * ({@code local-cluster}), which load sealpipe only from {@code spark.executor.extraClassPath}.
  * Faults during the write: a task's first attempt that fails on purpose after part of its file is
  * written, and an executor process killed (SIGKILL) while it writes. Each job gives the rows of the
@@ -61,26 +63,45 @@ import org.junit.jupiter.api.TestInfo;
 @Tag("cluster")
 class SparkClusterSealedFilesTest {
     private static final String NAME = "sealed-files";
-    private static final String KEY = "data";
     private static final int ROWS = 200_000;
     private static final byte[] PARQUET_MAGIC = "PAR1".getBytes(StandardCharsets.US_ASCII);
     private static final String FAILURE = "sealpipe-it: the first attempt fails on purpose";
 
+    private static Kms kms;
+
     private Path dir;
-    private Path keystore;
+    private String key;
     private JavaSparkContext sc;
     private SparkSession spark;
     private int partitions;
 
+    @BeforeAll
+    static void startKms() throws Exception {
+        Path home = Cluster.home(NAME);
+        EncryptionJob.deleteTree(home);
+        kms = Kms.start(Files.createDirectories(home.resolve("kms")));
+    }
+
+    @AfterAll
+    static void stopKms() throws Exception {
+        if (kms != null) {
+            kms.close();
+        }
+    }
+
+    /** A key of the test's own in the KMS. */
     @BeforeEach
     void makeKey(TestInfo test) throws Exception {
         dir = Cluster.home(NAME).resolve(test.getTestMethod().get().getName());
-        EncryptionJob.deleteTree(dir);
         Files.createDirectories(dir);
-        keystore = dir.resolve("keys.jceks");
+        key = "data-" + test.getTestMethod().get().getName().toLowerCase(java.util.Locale.ROOT); // the KMS takes no uppercase
         KeyProvider provider = provider();
-        provider.createKey(KEY, new KeyProvider.Options(new Configuration(false)).setBitLength(256));
-        provider.flush();
+        try {
+            provider.createKey(key, new KeyProvider.Options(new Configuration(false)).setBitLength(256));
+            provider.flush();
+        } finally {
+            provider.close();
+        }
     }
 
     @AfterEach
@@ -168,8 +189,8 @@ class SparkClusterSealedFilesTest {
                 .set("spark.sql.shuffle.partitions", Integer.toString(partitions))
                 .set("spark.hadoop.fs.sfile.impl", SealedFileSystem.class.getName())
                 .set("spark.hadoop." + SealedFileSystem.wrapsKey("sfile"), "file")
-                .set("spark.hadoop." + SealedFileSystem.KEY_PROVIDER_PATH, "jceks://file" + keystore)
-                .set("spark.hadoop." + SealedFileSystem.KEY_NAME, KEY)
+                .set("spark.hadoop." + SealedFileSystem.KEY_PROVIDER_PATH, kms.providerUri())
+                .set("spark.hadoop." + SealedFileSystem.KEY_NAME, key)
                 .set("spark.hadoop." + SealedFileSystem.DOWNGRADE_SYNCABLE_EXCEPTIONS, "true")
                 // Row groups of 256 KiB: a task stores several before the fault.
                 .set("spark.hadoop.parquet.block.size", Integer.toString(256 << 10));
@@ -236,14 +257,21 @@ class SparkClusterSealedFilesTest {
         System.out.println("stored files under " + raw + ": " + outcome);
     }
 
-    private KeyProvider provider() throws IOException {
-        return KeyProviderFactory.get(URI.create("jceks://file" + keystore), new Configuration(false));
+    private static KeyProvider provider() throws IOException {
+        return KeyProviderFactory.get(URI.create(kms.providerUri()), new Configuration(false));
     }
 
+    /** Opens a stored file with the key's current version, read from the KMS. */
     private byte[] open(byte[] stored) throws IOException {
-        byte[] key = provider().getCurrentKey(KEY).getMaterial();
-        GcmStreams streams = GcmStreams.builder().key(key).build();
-        Arrays.fill(key, (byte) 0);
+        KeyProvider provider = provider();
+        byte[] material;
+        try {
+            material = provider.getCurrentKey(key).getMaterial();
+        } finally {
+            provider.close();
+        }
+        GcmStreams streams = GcmStreams.builder().key(material).build();
+        Arrays.fill(material, (byte) 0);
         try (InputStream in = streams.decrypt(new ByteArrayInputStream(stored))) {
             return in.readAllBytes();
         }
