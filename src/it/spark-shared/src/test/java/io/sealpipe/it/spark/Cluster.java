@@ -35,7 +35,7 @@ import org.apache.spark.api.java.JavaSparkContext;
  * dependency, sealpipe's copy in {@code ~/.m2} included. While a context starts, this class sets
  * {@code java.class.path} to that list without sealpipe, so that executors load sealpipe only from
  * {@code spark.executor.extraClassPath}: the jar the main build just made ({@code sealpipe.it.jar}).
- * A {@link Probe} run in the executors reports what they loaded.
+ * A {@link #probe} in the executors reports what they loaded.
  *
  * <p>Workers keep their work directories (executors' {@code stdout} and {@code stderr}) in a
  * temporary directory that Spark deletes when this JVM exits; {@link #keepLogs} copies them under
