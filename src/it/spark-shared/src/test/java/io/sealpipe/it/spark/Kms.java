@@ -1,0 +1,138 @@
+package io.sealpipe.it.spark;
+
+import java.io.IOException;
+import java.net.HttpURLConnection;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URL;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Hadoop 3.4.1's KMS ({@code KMSWebServer}) in a JVM of its own, on 127.0.0.1: Spark 3.5's
+ * shaded Hadoop 3.3 client on the test class path and the KMS's own Hadoop 3.4 server class path
+ * cannot share one. Its class path is resolved by Maven (antrun's plugin class path, written to
+ * {@code sealpipe.it.kms.classpath}); its keys live in a JCEKS keystore under {@code dir}, its
+ * configuration and log ({@code kms.log}) too. Every user may do everything (simple
+ * authentication, ACLs of {@code *}): the tests are about the key reaching executors, not about
+ * the KMS's access control.
+ */
+final class Kms implements AutoCloseable {
+    private static final String MAIN = "org.apache.hadoop.crypto.key.kms.server.KMSWebServer";
+
+    private final Process process;
+    private final int port;
+
+    private Kms(Process process, int port) {
+        this.process = process;
+        this.port = port;
+    }
+
+    /** The provider URI for Hadoop's {@code KMSClientProvider}. */
+    String providerUri() {
+        return "kms://http@127.0.0.1:" + port + "/kms";
+    }
+
+    /** Starts the KMS and waits until it answers; its files under {@code dir}. */
+    static Kms start(Path dir) throws Exception {
+        Path conf = Files.createDirectories(dir.resolve("conf"));
+        Path classPathFile = Path.of(System.getProperty("sealpipe.it.kms.classpath", "sealpipe.it.kms.classpath is not set"));
+        String classPath = Files.readString(classPathFile).trim();
+        int port;
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            port = socket.getLocalPort();
+        }
+        Map<String, String> site = new LinkedHashMap<>();
+        site.put("hadoop.kms.http.host", "127.0.0.1");
+        site.put("hadoop.kms.http.port", Integer.toString(port));
+        site.put("hadoop.kms.key.provider.uri", "jceks://file@" + dir.toAbsolutePath().resolve("kms.keystore"));
+        site.put("hadoop.kms.authentication.type", "simple");
+        site.put("hadoop.http.temp.dir", dir.toAbsolutePath().resolve("http-tmp").toString());
+        write(conf.resolve("kms-site.xml"), site);
+        Map<String, String> acls = new LinkedHashMap<>();
+        for (String op : List.of("CREATE", "DELETE", "ROLLOVER", "GET", "GET_KEYS", "GET_METADATA",
+                "SET_KEY_MATERIAL", "GENERATE_EEK", "DECRYPT_EEK")) {
+            acls.put("hadoop.kms.acl." + op, "*");
+        }
+        for (String op : List.of("MANAGEMENT", "GENERATE_EEK", "DECRYPT_EEK", "READ")) {
+            acls.put("default.key.acl." + op, "*");
+        }
+        write(conf.resolve("kms-acls.xml"), acls);
+        write(conf.resolve("core-site.xml"), Map.of()); // the KMS reads it and fails if it is missing
+        Path log4j = conf.resolve("kms-log4j.properties");
+        Files.writeString(log4j, """
+                log4j.rootLogger=INFO, stdout
+                log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+                log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+                log4j.appender.stdout.layout.ConversionPattern=%d{ISO8601} %-5p %c{1} - %m%n
+                """);
+
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-Xmx256m");
+        // JAXB (Jersey 1's JSON) injects classes into java.lang's loader.
+        command.add("--add-opens=java.base/java.lang=ALL-UNNAMED");
+        command.add("-Dkms.config.dir=" + conf.toAbsolutePath());
+        command.add("-Dlog4j.configuration=" + log4j.toAbsolutePath().toUri());
+        command.add("-Dkms.log.dir=" + dir.toAbsolutePath());
+        command.add("-Dhadoop.log.dir=" + dir.toAbsolutePath());
+        command.add("-cp");
+        command.add(classPath);
+        command.add(MAIN);
+        Process process = new ProcessBuilder(command)
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("kms.log").toFile())
+                .start();
+        Kms kms = new Kms(process, port);
+        try {
+            Cluster.await(() -> !process.isAlive() || kms.answers(), "the KMS answers on " + kms.providerUri());
+            if (!process.isAlive()) {
+                throw new IllegalStateException("the KMS exited with " + process.exitValue() + ": see "
+                        + dir.resolve("kms.log"));
+            }
+        } catch (Throwable e) {
+            kms.close();
+            throw e;
+        }
+        return kms;
+    }
+
+    private boolean answers() {
+        try {
+            URL url = new URL("http://127.0.0.1:" + port + "/kms/v1/keys/names?user.name=sealpipe");
+            HttpURLConnection connection = (HttpURLConnection) url.openConnection();
+            connection.setConnectTimeout(5_000);
+            connection.setReadTimeout(30_000);
+            try {
+                return connection.getResponseCode() == 200;
+            } finally {
+                connection.disconnect();
+            }
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(1, TimeUnit.MINUTES)) {
+            process.destroyForcibly();
+            process.waitFor(1, TimeUnit.MINUTES);
+        }
+    }
+
+    private static void write(Path file, Map<String, String> properties) throws IOException {
+        StringBuilder xml = new StringBuilder("<?xml version=\"1.0\"?>\n<configuration>\n");
+        properties.forEach((name, value) -> xml.append("  <property><name>").append(name).append("</name><value>")
+                .append(value).append("</value></property>\n"));
+        xml.append("</configuration>\n");
+        Files.writeString(file, xml);
+    }
+}
