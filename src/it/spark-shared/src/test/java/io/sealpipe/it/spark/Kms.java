@@ -90,6 +90,9 @@ final class Kms implements AutoCloseable {
                 .redirectOutput(dir.resolve("kms.log").toFile())
                 .start();
         Kms kms = new Kms(process, port);
+        // A test JVM that exits without @AfterAll (interrupted build) still ends its KMS; only a
+        // SIGKILL of the test JVM leaves it running.
+        Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "kms-stop"));
         try {
             Cluster.await(() -> !process.isAlive() || kms.answers(), "the KMS answers on " + kms.providerUri());
             if (!process.isAlive()) {
