@@ -385,6 +385,10 @@ class DistCpSealedTest {
         child.onExit().get(60, TimeUnit.SECONDS);
 
         Path killedTemp = sealedPath("/interrupted/" + partial.getPath().getName());
+        // The file is still there, with what the task stored before it died: it fails to read, not for being gone.
+        Path killedStored = plainPath("/interrupted/" + partial.getPath().getName());
+        assertTrue(hdfs.exists(killedStored) && hdfs.getFileStatus(killedStored).getLen() > 4L * MiB,
+                () -> "the killed attempt's temporary file is gone or shorter than what was seen: " + killedStored);
         assertFalse(readsWhole(killedTemp).isPresent(), "the killed attempt's temporary file read as a whole file");
         assertNoValidShorterFile("/interrupted");
 

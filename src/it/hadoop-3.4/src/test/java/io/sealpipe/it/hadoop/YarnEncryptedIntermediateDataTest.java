@@ -16,6 +16,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Pattern;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
@@ -151,6 +153,21 @@ class YarnEncryptedIntermediateDataTest {
         return tasks;
     }
 
+    /**
+     * {@link #taskLogs(Job, Pattern)} once {@code expected} containers have logged {@code marker},
+     * or after two minutes: a task logs that it is done after telling the application master, so
+     * a finished job's last containers may still be writing their logs.
+     */
+    private static Map<String, String> taskLogs(Job job, Pattern marker, int expected) {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+        Map<String, String> tasks = taskLogs(job, marker);
+        while (tasks.size() < expected && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+            tasks = taskLogs(job, marker);
+        }
+        return tasks;
+    }
+
     /** A map task that started: it logs the split it processes. */
     private static final Pattern MAP_STARTED = Pattern.compile("org\\.apache\\.hadoop\\.mapred\\.MapTask: Processing split");
     /** A successful map attempt (one per map; speculation is off). */
@@ -178,8 +195,8 @@ class YarnEncryptedIntermediateDataTest {
             assertTrue(shuffled > 0, job.getJobName() + ": nothing shuffled");
         }
 
-        Map<String, String> plainMaps = taskLogs(plain, MAP_DONE);
-        Map<String, String> plainReduces = taskLogs(plain, REDUCE_DONE);
+        Map<String, String> plainMaps = taskLogs(plain, MAP_DONE, INPUT_FILES);
+        Map<String, String> plainReduces = taskLogs(plain, REDUCE_DONE, REDUCERS);
         assertEquals(INPUT_FILES, plainMaps.size(), () -> "map containers of the plain job: " + plainMaps.keySet());
         assertEquals(REDUCERS, plainReduces.size(), () -> "reduce containers of the plain job: " + plainReduces.keySet());
         for (String log : cluster.containerLogs(plain.getJobID().toString().replace("job_", "application_")).values()) {
@@ -187,8 +204,8 @@ class YarnEncryptedIntermediateDataTest {
             assertEquals(List.of(), YarnCluster.lines(log, Logs.ENGINE_LINE), "sealpipe chose no engine in the plain job");
         }
 
-        Map<String, String> maps = taskLogs(encrypted, MAP_DONE);
-        Map<String, String> reduces = taskLogs(encrypted, REDUCE_DONE);
+        Map<String, String> maps = taskLogs(encrypted, MAP_DONE, INPUT_FILES);
+        Map<String, String> reduces = taskLogs(encrypted, REDUCE_DONE, REDUCERS);
         assertEquals(INPUT_FILES, maps.size(), () -> "map containers of the encrypted job: " + maps.keySet());
         assertEquals(REDUCERS, reduces.size(), () -> "reduce containers of the encrypted job: " + reduces.keySet());
         Map<String, String> tasks = new TreeMap<>(maps);

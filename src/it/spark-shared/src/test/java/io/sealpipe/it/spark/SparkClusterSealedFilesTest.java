@@ -125,8 +125,8 @@ class SparkClusterSealedFilesTest {
         Path notes = Files.createDirectories(dir.resolve("notes"));
         FailedTasks failed = new FailedTasks();
         sc.sc().addSparkListener(failed);
-        spark.udf().register("fail_once", new FailOnce(notes.toString(), raw.toString(), 1, ROWS / 2 + ROWS * 4 / 10),
-                DataTypes.LongType);
+        spark.udf().register("fail_once", new FailOnce(notes.toString(), raw.toString(), 1, ROWS / 2 + ROWS * 4 / 10,
+                kms.providerUri(), key), DataTypes.LongType);
 
         String plain = "file://" + dir.resolve("plain");
         String sealed = "sfile://" + raw;
@@ -136,7 +136,12 @@ class SparkClusterSealedFilesTest {
         Cluster.await(() -> failed.purposeful.get() >= 1, "the failed attempt's task end event");
         String note = Files.readString(notes.resolve("partial"));
         System.out.println("failed attempt: " + note);
-        assertTrue(Long.parseLong(note.split(" ", 2)[0]) > 0, "the failed attempt had stored part of its file: " + note);
+        String[] noted = note.split("\t", 3);
+        // More than a row group (256 KiB) stored, and that part, read through sfile:// in the
+        // failing task itself (before Spark's abort deletes it), fails instead of reading as a
+        // shorter file.
+        assertTrue(Long.parseLong(noted[0]) > 256 << 10, "the failed attempt had stored part of its file: " + note);
+        assertTrue(noted[1].startsWith("fails: "), "the failed attempt's partial file read: " + note);
         assertEquals(1, failed.purposeful.get(), "one attempt failed on purpose");
 
         checkRows(plain, sealed);
@@ -150,7 +155,8 @@ class SparkClusterSealedFilesTest {
      */
     @Test
     void anExecutorKilledWhileWritingLeavesAFullResult() throws Exception {
-        start("kill", 4);
+        // The committer keeps _temporary (the killed attempt's file in it) for checkEveryFile.
+        start("kill", 4, "spark.hadoop.mapreduce.fileoutputcommitter.cleanup.skipped", "true");
         Path raw = dir.resolve("sealed");
         Path notes = Files.createDirectories(dir.resolve("notes"));
         List<Long> pids = Cluster.probe(sc, dir.resolve("meet")).stream().map(Cluster.Report::pid).toList();
@@ -181,10 +187,10 @@ class SparkClusterSealedFilesTest {
         }
         Cluster.await(() -> events.executorsRemoved.get() >= 1, "the killed executor's removal");
         checkRows(plain, sealed);
-        checkEveryFile(raw);
+        assertTrue(checkEveryFile(raw) >= 1, "the killed attempt's file was not among those checked");
     }
 
-    private void start(String name, int partitions) throws Exception {
+    private void start(String name, int partitions, String... settings) throws Exception {
         SparkConf conf = Cluster.conf(name, dir)
                 .set("spark.sql.shuffle.partitions", Integer.toString(partitions))
                 .set("spark.hadoop.fs.sfile.impl", SealedFileSystem.class.getName())
@@ -194,6 +200,9 @@ class SparkClusterSealedFilesTest {
                 .set("spark.hadoop." + SealedFileSystem.DOWNGRADE_SYNCABLE_EXCEPTIONS, "true")
                 // Row groups of 256 KiB: a task stores several before the fault.
                 .set("spark.hadoop.parquet.block.size", Integer.toString(256 << 10));
+        for (int i = 0; i < settings.length; i += 2) {
+            conf.set(settings[i], settings[i + 1]);
+        }
         this.partitions = partitions;
         sc = Cluster.start(conf, dir);
         spark = SparkSession.builder().getOrCreate();
@@ -217,9 +226,10 @@ class SparkClusterSealedFilesTest {
      * Every stored file under {@code raw} (the local file system's {@code .crc} side files aside),
      * read through {@code sfile://}: the committed files (directly under {@code raw}) read whole,
      * each part file decrypts (with the key, by {@code GcmStreams}) to a Parquet file; anything
-     * else (an attempt's leftovers under {@code _temporary}) must fail to read.
+     * else (an attempt's leftovers under {@code _temporary}) must fail to read; returns how many
+     * such files there were.
      */
-    private void checkEveryFile(Path raw) throws Exception {
+    private int checkEveryFile(Path raw) throws Exception {
         FileSystem fs = FileSystem.get(URI.create("sfile:///"), sc.hadoopConfiguration());
         Map<String, String> outcome = new TreeMap<>();
         List<Path> stored;
@@ -228,6 +238,7 @@ class SparkClusterSealedFilesTest {
                     .sorted().toList();
         }
         int parts = 0;
+        int uncommitted = 0;
         for (Path file : stored) {
             boolean committed = file.getParent().equals(raw);
             org.apache.hadoop.fs.Path path = new org.apache.hadoop.fs.Path("sfile://" + file);
@@ -251,10 +262,12 @@ class SparkClusterSealedFilesTest {
                 }
             } else {
                 assertTrue(read.startsWith("fails: "), "a file outside the committed output reads: " + file + " " + read);
+                uncommitted++;
             }
         }
         assertTrue(parts > 0, "part files under " + raw + ": " + outcome);
         System.out.println("stored files under " + raw + ": " + outcome);
+        return uncommitted;
     }
 
     private static KeyProvider provider() throws IOException {
@@ -304,12 +317,16 @@ class SparkClusterSealedFilesTest {
         private final String output;
         private final int partition;
         private final long failAt;
+        private final String providerUri;
+        private final String keyName;
 
-        FailOnce(String notes, String output, int partition, long failAt) {
+        FailOnce(String notes, String output, int partition, long failAt, String providerUri, String keyName) {
             this.notes = notes;
             this.output = output;
             this.partition = partition;
             this.failAt = failAt;
+            this.providerUri = providerUri;
+            this.keyName = keyName;
         }
 
         @Override
@@ -323,13 +340,35 @@ class SparkClusterSealedFilesTest {
                             .filter(p -> p.getFileName().toString().startsWith(prefix)).toList();
                 }
                 long size = 0;
+                Path largest = null;
                 for (Path f : files) {
-                    size = Math.max(size, Files.size(f));
+                    if (largest == null || Files.size(f) > size) {
+                        size = Files.size(f);
+                        largest = f;
+                    }
                 }
-                note(Path.of(notes).resolve("partial"), size + " " + files);
+                note(Path.of(notes).resolve("partial"), size + "\t" + readThroughSealed(largest) + "\t" + files);
                 throw new IllegalStateException(FAILURE + " at id " + id + " with " + size + " bytes stored");
             }
             return id;
+        }
+
+        /** "reads N" or "fails: why": {@code stored} read whole through a sealed file system of its own. */
+        private String readThroughSealed(Path stored) {
+            if (stored == null) {
+                return "fails: no file";
+            }
+            Configuration conf = new Configuration();
+            conf.set("fs.sfile.impl", SealedFileSystem.class.getName());
+            conf.set(SealedFileSystem.wrapsKey("sfile"), "file");
+            conf.set(SealedFileSystem.KEY_PROVIDER_PATH, providerUri);
+            conf.set(SealedFileSystem.KEY_NAME, keyName);
+            try (FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), conf);
+                    InputStream in = fs.open(new org.apache.hadoop.fs.Path("sfile://" + stored))) {
+                return "reads " + in.transferTo(java.io.OutputStream.nullOutputStream());
+            } catch (IOException e) {
+                return "fails: " + e;
+            }
         }
     }
 
