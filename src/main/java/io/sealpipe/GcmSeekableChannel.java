@@ -550,6 +550,95 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
     }
 
     /**
+     * Where chunk {@code index} starts in the ciphertext, counted from the message's first byte.
+     * With {@link #sealedLength} and {@link #openChunk}, for callers that read the ciphertext
+     * themselves: a Hadoop vectored read lets the wrapped file system fetch the chunks of many
+     * ranges at once (an object store in parallel requests), then opens each chunk here.
+     *
+     * @param index the chunk, 0 or more; chunk {@code i} holds plaintext bytes from {@code i * 16384}
+     * @return the offset of its first sealed byte
+     */
+    public static long sealedOffset(long index) {
+        if (index < 0) {
+            throw new IllegalArgumentException("index must be >= 0, not " + index);
+        }
+        return Cobblestone.chunkOffset(index);
+    }
+
+    /**
+     * The sealed length of chunk {@code index} of this message: 16400 bytes, or the final
+     * chunk's own.
+     *
+     * @param index the chunk, 0 or more
+     * @return its sealed length in bytes, its tag included
+     * @throws StreamAuthenticationException if the message has no such chunk: past its final
+     *     chunk, or past the whole chunks of a message whose length no message has (cut short,
+     *     or still being written)
+     */
+    public int sealedLength(long index) throws StreamAuthenticationException {
+        if (index < 0) {
+            throw new IllegalArgumentException("index must be >= 0, not " + index);
+        }
+        if (index == finalChunk) {
+            return (int) (ciphertextLength - Cobblestone.chunkOffset(index));
+        }
+        if (index < wholeChunks) {
+            return SEALED_CHUNK_SIZE;
+        }
+        if (plaintextSize < 0) {
+            throw new StreamAuthenticationException("chunk " + index + " is cut short: the message is " + ciphertextLength
+                    + " bytes, which no message encrypts to, and holds " + wholeChunks + " whole chunks before it ends",
+                    index);
+        }
+        throw new StreamAuthenticationException("chunk " + index + " lies past the final chunk (" + finalChunk + ")", index);
+    }
+
+    /**
+     * Decrypts and verifies chunk {@code index} from its sealed bytes, read by the caller from
+     * {@link #sealedOffset} ({@link #sealedLength} bytes), into {@code plain}; safe to call from
+     * several threads at once. Nothing is written to {@code plain} if the chunk fails. The
+     * final chunk, once it verifies here, authenticates the message's length as a read of it
+     * would.
+     *
+     * @param index the chunk, 0 or more
+     * @param sealed holds the chunk's sealed bytes from {@code sealedOffset}
+     * @param sealedOffset where they start in {@code sealed}
+     * @param plain receives up to 16384 plaintext bytes from {@code plainOffset}
+     * @param plainOffset where to write them in {@code plain}
+     * @return the plaintext bytes written: 16384, or the final chunk's length
+     * @throws StreamAuthenticationException if the chunk fails authentication or the message has
+     *     no such chunk
+     * @throws IOException if this channel is closed
+     */
+    public int openChunk(long index, byte[] sealed, int sealedOffset, byte[] plain, int plainOffset) throws IOException {
+        state.checkOpen();
+        int sealedLength = sealedLength(index);
+        Checks.range("sealed", sealed, sealedOffset, sealedLength);
+        Checks.range("plain", plain, plainOffset, sealedLength - Cobblestone.TAG_LENGTH);
+        ChunkReader reader = borrow();
+        try {
+            reader.chunk = -1; // the reader's buffer is not used: it keeps no chunk from here
+            Cobblestone.chunkNonce(baseNonce, index, reader.nonce);
+            int n;
+            try {
+                n = reader.cipher.open(reader.nonce, null, sealed, sealedOffset, sealedLength, reader.plain, 0);
+                System.arraycopy(reader.plain, 0, plain, plainOffset, n);
+            } catch (AEADBadTagException e) {
+                throw failed(index, e);
+            } finally {
+                Arrays.fill(reader.plain, (byte) 0); // verified or not, the copy is the caller's now
+            }
+            chunksOpened.increment();
+            if (index == finalChunk) {
+                lengthAuthenticated = true;
+            }
+            return n;
+        } finally {
+            giveBack(reader);
+        }
+    }
+
+    /**
      * Reads from plaintext position {@code from}: the reader's own chunk, the cache, whole
      * chunks straight into an array, or one chunk decrypted into the reader and copied.
      *

@@ -12,9 +12,13 @@ import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.BlockLocation;
 import org.apache.hadoop.fs.CommonPathCapabilities;
+import org.apache.hadoop.fs.ContentSummary;
 import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -22,11 +26,18 @@ import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsServerDefaults;
 import org.apache.hadoop.fs.FsStatus;
+import org.apache.hadoop.fs.FutureDataInputStreamBuilder;
+import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.Options.OpenFileOptions;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.RemoteIterator;
+import org.apache.hadoop.fs.impl.AbstractFSBuilderImpl;
+import org.apache.hadoop.fs.impl.OpenFileParameters;
 import org.apache.hadoop.fs.impl.PathCapabilitiesSupport;
 import org.apache.hadoop.fs.permission.FsAction;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.util.Progressable;
+import org.apache.hadoop.util.functional.FutureIO;
 
 /**
  * A Hadoop {@link FileSystem} that stores every file of another one as one authenticated
@@ -305,20 +316,116 @@ public class SealedFileSystem extends FileSystem {
         }
     }
 
+    /**
+     * Opens {@code f}: one status of the stored file from the wrapped file system (one request
+     * on an object store, as the wrapped {@code open} makes itself), handed to the wrapped
+     * {@code openFile} so that it makes none of its own.
+     */
     @Override
     public FSDataInputStream open(Path f, int bufferSize) throws IOException {
-        Path stored = toWrapped(f);
-        FSDataInputStream in = inner.open(stored, bufferSize);
-        long storedLength;
-        try {
-            storedLength = inner.getFileStatus(stored).getLen();
-        } catch (IOException | RuntimeException e) {
-            in.close();
-            throw e;
+        return openSealed(f, null, new Configuration(false), Set.of(), bufferSize);
+    }
+
+    /**
+     * Opens {@code path} with the builder's status and options ({@code openFile()}, as Spark,
+     * Parquet and distcp call it), passed on to the wrapped file system's {@code openFile}:
+     * <ul>
+     * <li>a status, or the {@code fs.option.openfile.length} option, gives the plaintext length,
+     * from which the stored length follows (a sealed file's stored length is a function of its
+     * plaintext length), so the wrapped file system is asked for no status: opening costs no
+     * request beyond the wrapped file system's own. With compression on the plaintext length is
+     * the uncompressed one, and the stored status is asked for.</li>
+     * <li>the read policy ({@code fs.option.openfile.read.policy}), the wrapped file system's
+     * own options (such as S3A's {@code fs.s3a.readahead.range}) and the buffer size pass as
+     * they are, mandatory ones as mandatory: the wrapped file system accepts or refuses them;
+     * a split's start and end ({@code fs.option.openfile.split.start/end}) are moved to the
+     * stored offsets of the chunks that hold them.</li>
+     * </ul>
+     * A stated length or status that is not the file's fails reading (the file's end does not
+     * authenticate, or the stored file ends first), never reads as another file.
+     */
+    @Override
+    protected CompletableFuture<FSDataInputStream> openFileWithOptions(Path path, OpenFileParameters parameters) {
+        // As Hadoop's own file systems: a mandatory option that neither Hadoop's standard ones
+        // nor the wrapped scheme's own (fs.s3a.*, which the wrapped file system judges) name is
+        // refused here, before any request.
+        String wrappedPrefix = "fs." + innerScheme + ".";
+        List<String> known = new ArrayList<>(OpenFileOptions.FS_OPTION_OPENFILE_STANDARD_OPTIONS);
+        for (String key : parameters.getMandatoryKeys()) {
+            if (key.startsWith(wrappedPrefix)) {
+                known.add(key);
+            }
         }
+        AbstractFSBuilderImpl.rejectUnknownMandatoryKeys(parameters.getMandatoryKeys(), known, "for " + path);
+        CompletableFuture<FSDataInputStream> result = new CompletableFuture<>();
+        try {
+            result.complete(openSealed(path, parameters.getStatus(), parameters.getOptions(), parameters.getMandatoryKeys(),
+                    parameters.getBufferSize()));
+        } catch (IOException | RuntimeException e) {
+            result.completeExceptionally(e);
+        }
+        return result;
+    }
+
+    private FSDataInputStream openSealed(Path f, FileStatus given, Configuration options, Set<String> mandatory,
+            int bufferSize) throws IOException {
+        Path stored = toWrapped(f);
+        if (given != null && given.isDirectory()) {
+            throw new FileNotFoundException("cannot open " + f + ": it is a directory");
+        }
+        long plainLength = given != null ? given.getLen() : longOption(options, OpenFileOptions.FS_OPTION_OPENFILE_LENGTH);
+        FileStatus storedStatus;
+        if (!compress && plainLength >= 0 && plainLength / CHUNK < (1L << 38)) {
+            storedStatus = new FileStatus(GcmStreams.ciphertextLength(plainLength), false, 0, 0, 0, stored);
+        } else {
+            storedStatus = inner.getFileStatus(stored);
+        }
+        FutureDataInputStreamBuilder builder = inner.openFile(stored).withFileStatus(storedStatus);
+        for (Map.Entry<String, String> option : options) {
+            String key = option.getKey();
+            String value = option.getValue();
+            if (key.equals(OpenFileOptions.FS_OPTION_OPENFILE_LENGTH)) {
+                continue; // the stored status has the stored length
+            }
+            if (key.equals(OpenFileOptions.FS_OPTION_OPENFILE_SPLIT_START)
+                    || key.equals(OpenFileOptions.FS_OPTION_OPENFILE_SPLIT_END)) {
+                long plain = longOption(options, key);
+                if (plain < 0 || plain / CHUNK >= (1L << 38)) {
+                    continue; // none, or past any sealed file: the wrapped file system has no use for it
+                }
+                value = Long.toString(storedOffset(plain));
+            }
+            if (mandatory.contains(key)) {
+                builder.must(key, value);
+            } else {
+                builder.opt(key, value);
+            }
+        }
+        if (bufferSize > 0) {
+            builder.opt(OpenFileOptions.FS_OPTION_OPENFILE_BUFFER_SIZE, bufferSize);
+        }
+        FSDataInputStream in = FutureIO.awaitFuture(builder.build());
         statistics.incrementReadOps(1);
-        return new FSDataInputStream(SealedInputStream.open(makeQualified(f), in, storedLength, keys, cachedChunks, compress,
-                statistics));
+        return new FSDataInputStream(SealedInputStream.open(makeQualified(f), in, storedStatus.getLen(), keys, cachedChunks,
+                compress, statistics));
+    }
+
+    /** An option's whole number, written as one (4096) or as a double (4096.0), or -1 if it is absent or neither. */
+    private static long longOption(Configuration options, String key) {
+        String value = options.getTrimmed(key);
+        if (value == null) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            try {
+                double d = Double.parseDouble(value);
+                return d >= 0 && d < Long.MAX_VALUE ? (long) d : -1;
+            } catch (NumberFormatException notADouble) {
+                return -1;
+            }
+        }
     }
 
     @Override
@@ -422,6 +529,67 @@ public class SealedFileSystem extends FileSystem {
             sealed[i] = toSealed(stored[i]);
         }
         return sealed;
+    }
+
+    /**
+     * The wrapped file system's own listing of the stored files ({@code listFiles}: S3A lists a
+     * whole tree in one request per 1,000 objects), each status with its plaintext length and
+     * its blocks' plaintext offsets, as {@link #listStatus} and {@link #getFileBlockLocations}
+     * give them.
+     */
+    @Override
+    public RemoteIterator<LocatedFileStatus> listFiles(Path f, boolean recursive) throws IOException {
+        statistics.incrementLargeReadOps(1);
+        RemoteIterator<LocatedFileStatus> stored = inner.listFiles(toWrapped(f), recursive);
+        return new RemoteIterator<>() {
+            @Override
+            public boolean hasNext() throws IOException {
+                return stored.hasNext();
+            }
+
+            @Override
+            public LocatedFileStatus next() throws IOException {
+                return toSealed(stored.next());
+            }
+        };
+    }
+
+    private LocatedFileStatus toSealed(LocatedFileStatus stored) throws IOException {
+        FileStatus status = toSealed((FileStatus) stored);
+        BlockLocation[] blocks = stored.getBlockLocations();
+        if (blocks != null && stored.isFile()) {
+            long plainLength = status.getLen();
+            blocks = GcmStreams.plaintextLength(stored.getLen()) == plainLength || !compress
+                    ? toPlaintext(blocks, plainLength)
+                    : scaled(blocks, stored.getLen(), plainLength, 0, plainLength);
+        }
+        return new LocatedFileStatus(status, blocks);
+    }
+
+    /**
+     * The wrapped file system's summary of the stored tree (its file and directory counts, space
+     * consumed and quotas) with the plaintext length of its files: a file's from its stored
+     * length, a directory's from one listing of its files ({@link #listFiles}, recursive; on S3A
+     * one LIST request per 1,000 objects beyond the summary's own).
+     */
+    @Override
+    public ContentSummary getContentSummary(Path f) throws IOException {
+        ContentSummary stored = inner.getContentSummary(toWrapped(f));
+        long length = 0;
+        if (stored.getDirectoryCount() == 0 && stored.getFileCount() == 1) { // a file: a directory counts itself
+            length = compress ? getFileStatus(f).getLen() : listedLength(stored.getLength());
+        } else if (stored.getFileCount() > 0) {
+            RemoteIterator<LocatedFileStatus> files = listFiles(f, true);
+            while (files.hasNext()) {
+                length += files.next().getLen();
+            }
+        }
+        return new ContentSummary.Builder().length(length).fileCount(stored.getFileCount())
+                .directoryCount(stored.getDirectoryCount()).spaceConsumed(stored.getSpaceConsumed())
+                .quota(stored.getQuota()).spaceQuota(stored.getSpaceQuota()).erasureCodingPolicy(stored.getErasureCodingPolicy())
+                .snapshotLength(stored.getSnapshotLength()).snapshotFileCount(stored.getSnapshotFileCount())
+                .snapshotDirectoryCount(stored.getSnapshotDirectoryCount())
+                .snapshotSpaceConsumed(stored.getSnapshotSpaceConsumed()).build();
     }
 
     /**
@@ -536,8 +704,14 @@ public class SealedFileSystem extends FileSystem {
             }
         }
         long[] range = storedRange(start, len, plainLength);
-        BlockLocation[] stored = inner.getFileBlockLocations(toWrapped(file.getPath()), range[0], range[1] - range[0]);
-        return stored == null ? null : toPlaintext(stored, plainLength);
+        // The stored file's status, made from this one (its stored length follows from the
+        // plaintext length): the wrapped file system is not asked for it. S3A, like every file
+        // system without locality, answers from the status alone; HDFS asks its NameNode for the
+        // blocks, as it would for the plain file.
+        FileStatus stored = new FileStatus(GcmStreams.ciphertextLength(plainLength), false, file.getReplication(),
+                file.getBlockSize(), file.getModificationTime(), toWrapped(file.getPath()));
+        BlockLocation[] blocks = inner.getFileBlockLocations(stored, range[0], range[1] - range[0]);
+        return blocks == null ? null : toPlaintext(blocks, plainLength);
     }
 
     /**

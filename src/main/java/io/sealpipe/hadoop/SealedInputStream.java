@@ -7,11 +7,14 @@ import io.sealpipe.StreamAuthenticationException;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Locale;
+import java.util.function.IntFunction;
 import org.apache.hadoop.fs.ByteBufferReadable;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSExceptionMessages;
 import org.apache.hadoop.fs.FSInputStream;
+import org.apache.hadoop.fs.FileRange;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.StreamCapabilities;
@@ -32,16 +35,18 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
     private final Path path;
     private final FSDataInputStream in;
     private final SealedContent channel; // the plaintext, or the decompressed content
+    private final GcmSeekableChannel message; // the plaintext's chunks, for vectored reads; null if compressed
     private final long length; // plaintext, from the stored length (authenticated when the end is read)
     private final FileSystem.Statistics statistics; // plaintext bytes read, for Spark's and MapReduce's input metrics
     private final ByteBuffer oneByte = ByteBuffer.allocate(1);
     private final IOStatistics ioStatistics;
 
-    private SealedInputStream(Path path, FSDataInputStream in, SealedContent channel, long length,
-            FileSystem.Statistics statistics) {
+    private SealedInputStream(Path path, FSDataInputStream in, SealedContent channel, GcmSeekableChannel message,
+            long length, FileSystem.Statistics statistics) {
         this.path = path;
         this.in = in;
         this.channel = channel;
+        this.message = message;
         this.length = length;
         this.statistics = statistics;
         this.ioStatistics = IOStatisticsBinding.dynamicIOStatistics()
@@ -82,16 +87,16 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
             }
             long length = SealedFileSystem.listedLength(storedLength); // whole chunks and one byte, if unfinished
             byte[] header = new byte[GcmStreams.HEADER_LENGTH];
-            in.readFully(0, header); // the channel reads it again by seek and read: the two are cached alike
+            in.readFully(0, header); // handed to the channel (Input): read once, one request on an object store
             SealedKeys.Match match = keys.forReading(header, path);
             GcmSeekableChannel channel;
             try {
-                channel = match.streams().open(new Input(in), storedLength, cachedChunks);
+                channel = match.streams().open(new Input(in, header), storedLength, cachedChunks);
             } finally {
                 match.streams().destroy(); // the channel keeps what it needs
             }
             if (!match.compressed()) {
-                return new SealedInputStream(path, in, SealedContent.of(channel, length), length, statistics);
+                return new SealedInputStream(path, in, SealedContent.of(channel, length), channel, length, statistics);
             }
             SnappyIndexedContent content;
             try {
@@ -104,7 +109,7 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
                 channel.close();
                 throw e;
             }
-            return new SealedInputStream(path, in, content, content.length(), statistics);
+            return new SealedInputStream(path, in, content, null, content.length(), statistics);
         } catch (StreamAuthenticationException e) {
             closeAfter(in, e);
             throw e.in(path.toString());
@@ -127,12 +132,18 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
         return length;
     }
 
-    /** The wrapped stream's positioned reads, and seek then read for the channel's own reads. */
+    /**
+     * The wrapped stream's positioned reads, and seek then read for the channel's own reads. The
+     * header, read once already to find the key version, is handed to the channel's first read
+     * from here: reading it again would cost an object store a request.
+     */
     private static final class Input implements PositionedInput {
         private final FSDataInputStream in;
+        private byte[] header; // until the channel's first read takes it
 
-        Input(FSDataInputStream in) {
+        Input(FSDataInputStream in, byte[] header) {
             this.in = in;
+            this.header = header;
         }
 
         @Override
@@ -142,6 +153,12 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
 
         @Override
         public int readSequentially(long position, byte[] buffer, int offset, int length) throws IOException {
+            byte[] h = header;
+            header = null;
+            if (h != null && position == 0 && length <= h.length) {
+                System.arraycopy(h, 0, buffer, offset, length);
+                return length;
+            }
             if (in.getPos() != position) {
                 in.seek(position);
             }
@@ -233,6 +250,24 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
         }
     }
 
+    /**
+     * Reads {@code ranges} of the plaintext: the chunks that hold them are read with the wrapped
+     * stream's own {@code readVectored} (S3A fetches them in parallel requests), each decrypted
+     * and verified once, and a chunk that fails authentication fails only the ranges that touch
+     * it ({@link StreamAuthenticationException}, naming the path and the chunk). A range past
+     * the end fails with an {@link EOFException}. A compressed file's ranges are read one by
+     * one with positioned reads, as Hadoop's default does.
+     */
+    @Override
+    public void readVectored(List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate) throws IOException {
+        checkOpen();
+        if (message == null) {
+            super.readVectored(ranges, allocate);
+            return;
+        }
+        SealedVectoredRead.read(path, in, message, length, ranges, allocate, n -> counted((int) Math.min(n, Integer.MAX_VALUE)));
+    }
+
     /** The bytes left to the end, as HDFS's stream answers (up to {@code Integer.MAX_VALUE}). */
     @Override
     public synchronized int available() throws IOException {
@@ -242,7 +277,8 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
 
     @Override
     public boolean hasCapability(String capability) {
-        return StreamCapabilities.READBYTEBUFFER.equals(capability.toLowerCase(Locale.ROOT));
+        String c = capability.toLowerCase(Locale.ROOT);
+        return StreamCapabilities.READBYTEBUFFER.equals(c) || (StreamCapabilities.VECTOREDIO.equals(c) && message != null);
     }
 
     private void checkOpen() throws IOException {

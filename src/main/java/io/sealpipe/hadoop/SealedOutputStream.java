@@ -15,9 +15,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes one sealed file: a {@link GcmOutputStream} over the wrapped file system's stream.
- * {@link #close()} seals the message; a stream that failed, was aborted
- * ({@code FSDataOutputStream.abort()}) or was never closed leaves a file that every reader
- * rejects as truncated.
+ * {@link #close()} seals the message, then closes the wrapped stream; a stream that failed, was
+ * aborted ({@code FSDataOutputStream.abort()}) or was never closed leaves a file that every
+ * reader rejects as truncated. Where the wrapped stream can abort (S3A's), a stream that failed
+ * or was aborted aborts it instead of closing it, so that nothing is stored: no object and no
+ * pending multipart upload.
  *
  * <p>{@link #hflush()} and {@link #hsync()} pass on the sealed chunks and then flush or sync the
  * wrapped stream, but only at a chunk boundary (a multiple of 16 KiB written): a partial chunk
@@ -41,6 +43,7 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
     private final OutputStream content; // snappy, or gcm itself
     private final boolean downgradeSyncable;
     private final SealedKeys keys; // closed with the file system, which ends this file unsealed
+    private boolean wrappedDone; // the wrapped stream closed (after sealing) or abandoned
 
     /**
      * @param streams the key version's streams: of the compressed context if {@code compress};
@@ -54,11 +57,12 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
         this.path = path;
         this.out = out;
         this.keys = keys;
-        this.gcm = streams.encrypt(out);
+        this.gcm = streams.encrypt(new KeptOpen(out));
         try {
             this.snappy = compress ? new SnappyIndexedOutputStream(gcm) : null;
         } catch (Throwable e) { // an Error too (snappy-java's native library failing to load)
-            gcm.abort(); // frees the cipher and the key copies, and closes out
+            gcm.abort(); // frees the cipher and the key copies
+            abandonWrapped();
             throw e;
         }
         this.content = compress ? snappy : gcm;
@@ -169,8 +173,10 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
     }
 
     /**
-     * Seals the message and closes the wrapped stream; a compressed file's last frame and index
-     * go first, and if they fail the message is abandoned, not sealed. After the file system was
+     * Seals the message, then closes the wrapped stream; a compressed file's last frame and index
+     * go first. If anything fails on the way (here or in an earlier write), the message is
+     * abandoned, not sealed, and the wrapped stream aborted where it can be (an object store
+     * then stores nothing and keeps no pending upload), else closed. After the file system was
      * closed, abandons the file and throws instead.
      */
     @Override
@@ -178,16 +184,74 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
         if (gcm.isOpen()) {
             checkFileSystemOpen();
         }
-        if (snappy != null && gcm.isOpen()) {
-            try {
-                snappy.finish();
-            } catch (Throwable e) { // an Error too: never seal a content without its index
-                snappy.discard();
-                gcm.abort();
-                throw e;
+        try {
+            if (snappy != null && gcm.isOpen()) {
+                try {
+                    snappy.finish();
+                } catch (Throwable e) { // an Error too: never seal a content without its index
+                    snappy.discard();
+                    gcm.abort();
+                    throw e;
+                }
             }
+            gcm.close(); // seals, or throws the failure that stopped the message
+        } catch (Throwable e) {
+            abandonWrapped();
+            throw e;
         }
-        gcm.close();
+        if (!wrappedDone) {
+            wrappedDone = true;
+            out.close(); // sealed: an object store stores the object now
+        }
+    }
+
+    /** Aborts the wrapped stream where it can be, else closes it (leaving a file no reader accepts). */
+    private void abandonWrapped() {
+        if (wrappedDone) {
+            return;
+        }
+        wrappedDone = true;
+        try {
+            if (out.hasCapability(StreamCapabilities.ABORTABLE_STREAM)) {
+                out.abort(); // an object store then writes nothing at all
+            } else {
+                out.close();
+            }
+        } catch (IOException | RuntimeException e) {
+            // abandoned either way
+        }
+    }
+
+    /**
+     * The wrapped stream as the GCM stream's sink, left open when that closes: this stream
+     * closes it once the message is sealed, or aborts it if it never is.
+     */
+    private static final class KeptOpen extends OutputStream {
+        private final OutputStream out;
+
+        KeptOpen(OutputStream out) {
+            this.out = out;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            out.write(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            out.write(b, off, len);
+        }
+
+        @Override
+        public void flush() throws IOException {
+            out.flush();
+        }
+
+        @Override
+        public void close() {
+            // SealedOutputStream closes or aborts the wrapped stream itself
+        }
     }
 
     /**
@@ -197,13 +261,11 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
     @Override
     public AbortableResult abort() {
         boolean alreadyClosed = !gcm.isOpen();
-        if (!alreadyClosed && out.hasCapability(StreamCapabilities.ABORTABLE_STREAM)) {
-            out.abort(); // an object store then writes nothing at all
-        }
         if (snappy != null) {
             snappy.discard();
         }
-        gcm.abort(); // closes the wrapped stream (if not aborted), which ends a file that no reader accepts
+        gcm.abort(); // frees the cipher and the key copies; never seals
+        abandonWrapped();
         return new AbortableResult() {
             @Override
             public boolean alreadyClosed() {

@@ -1,0 +1,171 @@
+package io.sealpipe.it.s3a;
+
+import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.MalformedURLException;
+import java.net.URI;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * An S3 server for the tests: S3Proxy (org.gaul:s3proxy) over jclouds' in-memory blob store
+ * ({@code transient}: of jclouds' stores, the one that keeps S3A's directory markers, the
+ * {@code dir/} objects, as objects), listening on 127.0.0.1 on a port the system chooses,
+ * with AWS signature v2/v4 authentication for one test identity. S3Proxy runs in this JVM in a
+ * class loader of its own over {@code target/s3proxy.classpath} (written by maven-antrun-plugin):
+ * its Guava, Jackson and jclouds never meet Hadoop's. {@link #close()} stops it; call it in a
+ * {@code finally} or {@code @AfterAll}.
+ */
+final class S3Server implements AutoCloseable {
+    static final String BUCKET = "sealpipe";
+    private static final String IDENTITY = "sealpipe-test";
+    private static final String CREDENTIAL = "sealpipe-test-secret";
+
+    private final URLClassLoader loader;
+    private final Object proxy;
+    private final Object blobStoreContext;
+    private final Object blobStore;
+    private final int port;
+
+    private S3Server(URLClassLoader loader, Object proxy, Object blobStoreContext, Object blobStore, int port) {
+        this.loader = loader;
+        this.proxy = proxy;
+        this.blobStoreContext = blobStoreContext;
+        this.blobStore = blobStore;
+        this.port = port;
+    }
+
+    /** Starts a server with an empty bucket {@link #BUCKET}. */
+    static S3Server start() throws Exception {
+        URLClassLoader loader = new URLClassLoader("s3proxy", classPath(), ClassLoader.getPlatformClassLoader());
+        Thread thread = Thread.currentThread();
+        ClassLoader previous = thread.getContextClassLoader();
+        thread.setContextClassLoader(loader); // jclouds finds its providers through the context class loader
+        Object context = null;
+        try {
+            Class<?> contextBuilder = loader.loadClass("org.jclouds.ContextBuilder");
+            Object builder = contextBuilder.getMethod("newBuilder", String.class).invoke(null, "transient");
+            builder = contextBuilder.getMethod("credentials", String.class, String.class).invoke(builder, IDENTITY, CREDENTIAL);
+            Class<?> contextClass = loader.loadClass("org.jclouds.blobstore.BlobStoreContext");
+            context = contextBuilder.getMethod("build", Class.class).invoke(builder, contextClass);
+            Object blobStore = contextClass.getMethod("getBlobStore").invoke(context);
+            Class<?> blobStoreClass = loader.loadClass("org.jclouds.blobstore.BlobStore");
+            Class<?> location = loader.loadClass("org.jclouds.domain.Location");
+            blobStoreClass.getMethod("createContainerInLocation", location, String.class).invoke(blobStore, null, BUCKET);
+
+            Class<?> s3Proxy = loader.loadClass("org.gaul.s3proxy.S3Proxy");
+            Object proxyBuilder = s3Proxy.getMethod("builder").invoke(null);
+            Class<?> proxyBuilderClass = proxyBuilder.getClass();
+            proxyBuilderClass.getMethod("blobStore", blobStoreClass).invoke(proxyBuilder, blobStore);
+            proxyBuilderClass.getMethod("endpoint", URI.class).invoke(proxyBuilder, URI.create("http://127.0.0.1:0"));
+            @SuppressWarnings({"unchecked", "rawtypes"})
+            Object auth = Enum.valueOf((Class) loader.loadClass("org.gaul.s3proxy.AuthenticationType"), "AWS_V2_OR_V4");
+            proxyBuilderClass.getMethod("awsAuthentication", auth.getClass(), String.class, String.class)
+                    .invoke(proxyBuilder, auth, IDENTITY, CREDENTIAL);
+            Object proxy = proxyBuilderClass.getMethod("build").invoke(proxyBuilder);
+            s3Proxy.getMethod("start").invoke(proxy); // returns once Jetty listens
+            int port = (int) s3Proxy.getMethod("getPort").invoke(proxy);
+            return new S3Server(loader, proxy, context, blobStore, port);
+        } catch (InvocationTargetException e) {
+            closeQuietly(context, loader);
+            throw e.getCause() instanceof Exception ? (Exception) e.getCause() : e;
+        } catch (Exception | Error e) {
+            closeQuietly(context, loader);
+            throw e;
+        } finally {
+            thread.setContextClassLoader(previous);
+        }
+    }
+
+    private static URL[] classPath() throws IOException {
+        String file = System.getProperty("sealpipe.it.s3proxy.classpath");
+        if (file == null) {
+            throw new IllegalStateException("system property sealpipe.it.s3proxy.classpath is not set: run the tests through"
+                    + " Maven (its antrun execution writes target/s3proxy.classpath)");
+        }
+        List<URL> urls = new ArrayList<>();
+        for (String entry : Files.readString(Path.of(file)).trim().split(java.io.File.pathSeparator)) {
+            try {
+                urls.add(Path.of(entry).toUri().toURL());
+            } catch (MalformedURLException e) {
+                throw new IOException("bad entry in " + file + ": " + entry, e);
+            }
+        }
+        return urls.toArray(new URL[0]);
+    }
+
+    /** The endpoint, http://127.0.0.1:PORT. */
+    String endpoint() {
+        return "http://127.0.0.1:" + port;
+    }
+
+    /**
+     * The keys of the multipart uploads begun and neither completed nor aborted, whose key
+     * starts with {@code prefix}, asked of S3Proxy's store itself: S3Proxy refuses S3A's
+     * ListMultipartUploads request (it takes no {@code max-uploads}).
+     */
+    List<String> pendingUploads(String prefix) throws Exception {
+        List<String> keys = new ArrayList<>();
+        Class<?> store = loader.loadClass("org.jclouds.blobstore.BlobStore");
+        for (Object upload : (List<?>) store.getMethod("listMultipartUploads", String.class).invoke(blobStore, BUCKET)) {
+            String key = (String) upload.getClass().getMethod("blobName").invoke(upload);
+            if (key.startsWith(prefix)) {
+                keys.add(key);
+            }
+        }
+        return keys;
+    }
+
+    /**
+     * S3A's settings for this server: its endpoint, path-style requests, the test identity, no
+     * TLS, and a region so that the SDK does not look for one.
+     */
+    void configure(Configuration conf) {
+        conf.set("fs.s3a.endpoint", endpoint());
+        conf.set("fs.s3a.endpoint.region", "us-east-1");
+        conf.setBoolean("fs.s3a.path.style.access", true);
+        conf.setBoolean("fs.s3a.connection.ssl.enabled", false);
+        conf.set("fs.s3a.aws.credentials.provider", "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider");
+        conf.set("fs.s3a.access.key", IDENTITY);
+        conf.set("fs.s3a.secret.key", CREDENTIAL);
+        conf.setInt("fs.s3a.bucket.probe", 0);
+        conf.setInt("fs.s3a.attempts.maximum", 1); // a test failure shows at once, not after retries
+        conf.setInt("fs.s3a.retry.limit", 1);
+    }
+
+    /** Stops the server and releases its class loader (and the objects it held). */
+    @Override
+    public void close() throws Exception {
+        Thread thread = Thread.currentThread();
+        ClassLoader previous = thread.getContextClassLoader();
+        thread.setContextClassLoader(loader);
+        try {
+            Method stop = proxy.getClass().getMethod("stop");
+            stop.invoke(proxy);
+        } finally {
+            thread.setContextClassLoader(previous);
+            closeQuietly(blobStoreContext, loader);
+        }
+    }
+
+    private static void closeQuietly(Object context, URLClassLoader loader) {
+        try {
+            if (context != null) {
+                ((AutoCloseable) context).close();
+            }
+        } catch (Exception e) {
+            // stopping: nothing more to do
+        }
+        try {
+            loader.close();
+        } catch (IOException e) {
+            // stopping: nothing more to do
+        }
+    }
+}
