@@ -34,11 +34,9 @@ record Requests(long head, long get, long list, long put, long bytesFetched) {
                         + delta(now, then, StoreStatisticNames.OBJECT_CONTINUE_LIST_REQUEST),
                 delta(now, then, StoreStatisticNames.OBJECT_PUT_REQUEST)
                         + delta(now, then, StoreStatisticNames.MULTIPART_UPLOAD_PART_PUT),
-                // Bytes that crossed the connection: those read, those skipped by a short forward
-                // seek, and those drained when a stream closed or moved (an aborted request's rest is not).
-                delta(now, then, StreamStatisticNames.STREAM_READ_BYTES)
-                        + delta(now, then, StreamStatisticNames.STREAM_READ_SEEK_BYTES_SKIPPED)
-                        + delta(now, then, StreamStatisticNames.STREAM_READ_BYTES_DISCARDED_CLOSE));
+                // Bytes that came over the connection: those read, those read to skip forward and
+                // those drained when a stream closed (an aborted request's rest is not counted).
+                delta(now, then, StreamStatisticNames.STREAM_READ_TOTAL_BYTES));
     }
 
     private static long delta(Map<String, Long> now, Map<String, Long> then, String key) {
