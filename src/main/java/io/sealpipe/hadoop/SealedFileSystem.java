@@ -28,10 +28,9 @@ import org.apache.hadoop.fs.FsServerDefaults;
 import org.apache.hadoop.fs.FsStatus;
 import org.apache.hadoop.fs.FutureDataInputStreamBuilder;
 import org.apache.hadoop.fs.LocatedFileStatus;
-import org.apache.hadoop.fs.Options.OpenFileOptions;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RemoteIterator;
-import org.apache.hadoop.fs.impl.AbstractFSBuilderImpl;
+import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.fs.impl.OpenFileParameters;
 import org.apache.hadoop.fs.impl.PathCapabilitiesSupport;
 import org.apache.hadoop.fs.permission.FsAction;
@@ -258,6 +257,23 @@ public class SealedFileSystem extends FileSystem {
         return new Path(innerScheme, u.getAuthority(), u.getPath());
     }
 
+    /**
+     * The sealed view of a path of the wrapped file system: the same authority and path under
+     * this scheme ({@link #toWrapped}'s inverse).
+     *
+     * @param wrapped a qualified path of the wrapped scheme
+     * @return the same authority and path under this file system's scheme
+     * @throws IllegalArgumentException if {@code wrapped} is of another scheme
+     */
+    public Path fromWrapped(Path wrapped) {
+        String scheme = wrapped.toUri().getScheme();
+        if (!innerScheme.equalsIgnoreCase(scheme)) {
+            throw new IllegalArgumentException(wrapped + " is not a path of " + innerScheme + ", the scheme that " + uri.getScheme()
+                    + " wraps");
+        }
+        return toSealed(wrapped);
+    }
+
     private Path toSealed(Path wrapped) {
         URI u = wrapped.toUri();
         return new Path(uri.getScheme(), u.getAuthority(), u.getPath());
@@ -346,17 +362,19 @@ public class SealedFileSystem extends FileSystem {
      */
     @Override
     protected CompletableFuture<FSDataInputStream> openFileWithOptions(Path path, OpenFileParameters parameters) {
-        // As Hadoop's own file systems: a mandatory option that neither Hadoop's standard ones
-        // nor the wrapped scheme's own (fs.s3a.*, which the wrapped file system judges) name is
-        // refused here, before any request.
+        // As Hadoop's own file systems: a mandatory option that is neither one of Hadoop's standard
+        // ones nor the wrapped scheme's own (fs.s3a.*, which the wrapped file system judges) is
+        // refused here, before any request; so is a status of another file.
         String wrappedPrefix = "fs." + innerScheme + ".";
-        List<String> known = new ArrayList<>(OpenFileOptions.FS_OPTION_OPENFILE_STANDARD_OPTIONS);
         for (String key : parameters.getMandatoryKeys()) {
-            if (key.startsWith(wrappedPrefix)) {
-                known.add(key);
+            if (!STANDARD_OPEN_OPTIONS.contains(key) && !key.startsWith(wrappedPrefix)) {
+                throw new IllegalArgumentException("Unknown mandatory key for " + path + ": \"" + key + "\"");
             }
         }
-        AbstractFSBuilderImpl.rejectUnknownMandatoryKeys(parameters.getMandatoryKeys(), known, "for " + path);
+        FileStatus given = parameters.getStatus();
+        if (given != null && !given.getPath().getName().equals(path.getName())) {
+            throw new IllegalArgumentException("the status given to open " + path + " is of another file: " + given.getPath());
+        }
         CompletableFuture<FSDataInputStream> result = new CompletableFuture<>();
         try {
             result.complete(openSealed(path, parameters.getStatus(), parameters.getOptions(), parameters.getMandatoryKeys(),
@@ -373,7 +391,7 @@ public class SealedFileSystem extends FileSystem {
         if (given != null && given.isDirectory()) {
             throw new FileNotFoundException("cannot open " + f + ": it is a directory");
         }
-        long plainLength = given != null ? given.getLen() : longOption(options, OpenFileOptions.FS_OPTION_OPENFILE_LENGTH);
+        long plainLength = given != null ? given.getLen() : longOption(options, OPEN_LENGTH);
         FileStatus storedStatus;
         if (!compress && plainLength >= 0 && plainLength / CHUNK < (1L << 38)) {
             storedStatus = new FileStatus(GcmStreams.ciphertextLength(plainLength), false, 0, 0, 0, stored);
@@ -384,11 +402,11 @@ public class SealedFileSystem extends FileSystem {
         for (Map.Entry<String, String> option : options) {
             String key = option.getKey();
             String value = option.getValue();
-            if (key.equals(OpenFileOptions.FS_OPTION_OPENFILE_LENGTH)) {
+            if (key.equals(OPEN_LENGTH)) {
                 continue; // the stored status has the stored length
             }
-            if (key.equals(OpenFileOptions.FS_OPTION_OPENFILE_SPLIT_START)
-                    || key.equals(OpenFileOptions.FS_OPTION_OPENFILE_SPLIT_END)) {
+            if (key.equals(OPEN_SPLIT_START)
+                    || key.equals(OPEN_SPLIT_END)) {
                 long plain = longOption(options, key);
                 if (plain < 0 || plain / CHUNK >= (1L << 38)) {
                     continue; // none, or past any sealed file: the wrapped file system has no use for it
@@ -402,13 +420,24 @@ public class SealedFileSystem extends FileSystem {
             }
         }
         if (bufferSize > 0) {
-            builder.opt(OpenFileOptions.FS_OPTION_OPENFILE_BUFFER_SIZE, bufferSize);
+            builder.opt(OPEN_BUFFER_SIZE, bufferSize);
         }
         FSDataInputStream in = FutureIO.awaitFuture(builder.build());
         statistics.incrementReadOps(1);
         return new FSDataInputStream(SealedInputStream.open(makeQualified(f), in, storedStatus.getLen(), keys, cachedChunks,
                 compress, statistics));
     }
+
+    /**
+     * Hadoop's standard {@code openFile()} options ({@code Options.OpenFileOptions}, which Hadoop
+     * 3.3.4, Spark 3.5's, does not have: named here so that the class is not needed).
+     */
+    private static final String OPEN_LENGTH = "fs.option.openfile.length";
+    private static final String OPEN_SPLIT_START = "fs.option.openfile.split.start";
+    private static final String OPEN_SPLIT_END = "fs.option.openfile.split.end";
+    private static final String OPEN_BUFFER_SIZE = "fs.option.openfile.buffer.size";
+    private static final Set<String> STANDARD_OPEN_OPTIONS = Set.of(OPEN_BUFFER_SIZE, "fs.option.openfile.read.policy",
+            OPEN_LENGTH, OPEN_SPLIT_START, OPEN_SPLIT_END, "fs.option.openfile.footer.cache");
 
     /** An option's whole number, written as one (4096) or as a double (4096.0), or -1 if it is absent or neither. */
     private static long longOption(Configuration options, String key) {
@@ -470,7 +499,11 @@ public class SealedFileSystem extends FileSystem {
                 return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), out, key, compress, downgradeSyncable,
                         keys), statistics);
             } catch (Throwable e) { // an Error too (snappy-java's native library failing to load)
-                out.close();
+                if (out.hasCapability(StreamCapabilities.ABORTABLE_STREAM)) {
+                    out.abort(); // an object store stores nothing
+                } else {
+                    out.close();
+                }
                 throw e;
             }
         } finally {

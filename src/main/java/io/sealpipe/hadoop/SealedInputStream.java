@@ -265,7 +265,10 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
             super.readVectored(ranges, allocate);
             return;
         }
-        SealedVectoredRead.read(path, in, message, length, ranges, allocate, n -> counted((int) Math.min(n, Integer.MAX_VALUE)));
+        long bytes = SealedVectoredRead.read(path, in, message, length, ranges, allocate);
+        if (statistics != null) {
+            statistics.incrementBytesRead(bytes); // here, in the caller's thread: Spark's task metrics read its counts
+        }
     }
 
     /** The bytes left to the end, as HDFS's stream answers (up to {@code Integer.MAX_VALUE}). */

@@ -43,7 +43,8 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
     private final OutputStream content; // snappy, or gcm itself
     private final boolean downgradeSyncable;
     private final SealedKeys keys; // closed with the file system, which ends this file unsealed
-    private boolean wrappedDone; // the wrapped stream closed (after sealing) or abandoned
+    private final AtomicBoolean wrappedDone = new AtomicBoolean(); // closed (after sealing) or abandoned, once
+    private volatile boolean aborted;
 
     /**
      * @param streams the key version's streams: of the compressed context if {@code compress};
@@ -98,6 +99,9 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
     /** Passes on the header and the sealed chunks; a partial chunk (and frame) stays here. */
     @Override
     public void flush() throws IOException {
+        if (aborted) {
+            return; // as Hadoop's Abortable says: a flush after abort() does nothing
+        }
         checkFileSystemOpen();
         content.flush();
     }
@@ -199,26 +203,31 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
             abandonWrapped();
             throw e;
         }
-        if (!wrappedDone) {
-            wrappedDone = true;
+        if (wrappedDone.compareAndSet(false, true)) {
             out.close(); // sealed: an object store stores the object now
         }
     }
 
-    /** Aborts the wrapped stream where it can be, else closes it (leaving a file no reader accepts). */
-    private void abandonWrapped() {
-        if (wrappedDone) {
-            return;
+    /**
+     * Aborts the wrapped stream where it can be, else closes it (leaving a file no reader
+     * accepts); once, whichever thread gets here first.
+     *
+     * @return what went wrong on the way, or null
+     */
+    private IOException abandonWrapped() {
+        if (!wrappedDone.compareAndSet(false, true)) {
+            return null;
         }
-        wrappedDone = true;
         try {
             if (out.hasCapability(StreamCapabilities.ABORTABLE_STREAM)) {
-                out.abort(); // an object store then writes nothing at all
-            } else {
-                out.close();
+                return out.abort().anyCleanupException(); // an object store then writes nothing at all
             }
-        } catch (IOException | RuntimeException e) {
-            // abandoned either way
+            out.close();
+            return null;
+        } catch (IOException e) {
+            return e;
+        } catch (RuntimeException e) {
+            return new IOException(e);
         }
     }
 
@@ -260,12 +269,13 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
      */
     @Override
     public AbortableResult abort() {
+        aborted = true;
         boolean alreadyClosed = !gcm.isOpen();
         if (snappy != null) {
             snappy.discard();
         }
         gcm.abort(); // frees the cipher and the key copies; never seals
-        abandonWrapped();
+        IOException cleanup = abandonWrapped();
         return new AbortableResult() {
             @Override
             public boolean alreadyClosed() {
@@ -274,7 +284,7 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
 
             @Override
             public IOException anyCleanupException() {
-                return null; // GcmOutputStream.abort() reports none: the output is abandoned anyway
+                return cleanup; // the wrapped stream's (GcmOutputStream.abort() reports none)
             }
         };
     }

@@ -256,4 +256,83 @@ class SealedVectoredReadTest {
         assertThrows(java.io.FileNotFoundException.class, () -> FutureIO.awaitFuture(fs.openFile(path.getParent())
                 .withFileStatus(fs.getFileStatus(path.getParent())).build()));
     }
+
+    @Test
+    void longRangesLieAcrossSeveralSpansAndEachChunkStillOpensOnce() throws IOException {
+        byte[] plain = data(12 << 20, 17);
+        Path path = fixture.sealedPath("long");
+        write(fs, path, plain);
+        List<FileRange> ranges = new ArrayList<>();
+        for (int at = 7; at + 1_000_000 <= plain.length; at += 1_000_000) {
+            ranges.add(FileRange.createFileRange(at, 1_000_000)); // unaligned, back to back: one run of chunks
+        }
+        ranges.add(FileRange.createFileRange(12_000_100, 3 << 20 < plain.length - 12_000_100 ? 3 << 20 : plain.length - 12_000_100));
+        org.apache.hadoop.fs.FileSystem.Statistics stats = org.apache.hadoop.fs.FileSystem.getStatistics("sfile", SealedFileSystem.class);
+        long readBefore = stats.getThreadStatistics().getBytesRead();
+        long requested = 0;
+        for (FileRange r : ranges) {
+            requested += r.getLength();
+        }
+        try (FSDataInputStream in = fs.open(path)) {
+            long before = chunksOpened(in);
+            in.readVectored(ranges, allocator(true));
+            long chunks = 0;
+            long lastChunk = -1;
+            for (FileRange r : ranges) {
+                assertArrayEquals(Arrays.copyOfRange(plain, (int) r.getOffset(), (int) r.getOffset() + r.getLength()), bytes(r),
+                        "range at " + r.getOffset());
+                long first = Math.max(r.getOffset() / CHUNK, lastChunk + 1);
+                long last = (r.getOffset() + r.getLength() - 1) / CHUNK;
+                chunks += last - first + 1;
+                lastChunk = last;
+            }
+            assertEquals(chunks, chunksOpened(in) - before, "each chunk once, shared ones too");
+            assertEquals(requested, stats.getThreadStatistics().getBytesRead() - readBefore,
+                    "the bytes are counted in the caller's thread (Spark's task metrics read its counts)");
+        }
+    }
+
+    @Test
+    void aTamperedChunkFailsARangeThatSpansMany() throws IOException {
+        byte[] plain = data(300 * CHUNK, 18);
+        Path path = fixture.sealedPath("span");
+        write(fs, path, plain);
+        byte[] stored = Files.readAllBytes(dir.resolve("span"));
+        stored[GcmStreams.HEADER_LENGTH + 150 * (CHUNK + 16) + 9] ^= 1; // chunk 150, in the third span of the long range
+        try (FSDataOutputStream out = fixture.local().create(fixture.storedPath("span"), true)) {
+            out.write(stored);
+        }
+        FileRange longRange = FileRange.createFileRange(10, 200 * CHUNK);
+        FileRange after = FileRange.createFileRange(250 * CHUNK, 1000);
+        try (FSDataInputStream in = fs.open(path)) {
+            in.readVectored(List.of(longRange, after), allocator(false));
+            StreamAuthenticationException e = assertInstanceOf(StreamAuthenticationException.class,
+                    assertThrows(ExecutionException.class, () -> longRange.getData().get()).getCause());
+            assertEquals(150, e.chunk());
+            assertArrayEquals(Arrays.copyOfRange(plain, 250 * CHUNK, 250 * CHUNK + 1000), bytes(after));
+        }
+    }
+
+    @Test
+    void anEmptyRangeNeedsNoReadAndAStatusOfAnotherFileIsRefused() throws Exception {
+        byte[] plain = data(3 * CHUNK, 19);
+        Path path = fixture.sealedPath("x");
+        Path other = fixture.sealedPath("y");
+        write(fs, path, plain);
+        write(fs, other, plain);
+        // Cut after two whole chunks: an empty range in them is empty, not a failure.
+        byte[] stored = Files.readAllBytes(dir.resolve("x"));
+        try (FSDataOutputStream out = fixture.local().create(fixture.storedPath("x"), true)) {
+            out.write(Arrays.copyOf(stored, GcmStreams.HEADER_LENGTH + 2 * (CHUNK + 16)));
+        }
+        try (FSDataInputStream in = fs.open(path)) {
+            FileRange empty = FileRange.createFileRange(CHUNK, 0);
+            in.readVectored(List.of(empty), allocator(false));
+            assertEquals(0, bytes(empty).length);
+        }
+        FileStatus otherStatus = fs.getFileStatus(other);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> fs.openFile(path).withFileStatus(otherStatus).build());
+        assertTrue(e.getMessage().contains("another file"), e.getMessage());
+    }
 }

@@ -42,4 +42,16 @@ final class S3Files {
             provider.close();
         }
     }
+
+    /** Deletes a local directory tree, if there is one. */
+    static void deleteTree(java.nio.file.Path dir) throws IOException {
+        if (!java.nio.file.Files.exists(dir)) {
+            return;
+        }
+        try (var paths = java.nio.file.Files.walk(dir)) {
+            for (java.nio.file.Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                java.nio.file.Files.delete(p);
+            }
+        }
+    }
 }
