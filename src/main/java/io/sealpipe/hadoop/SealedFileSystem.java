@@ -30,7 +30,6 @@ import org.apache.hadoop.fs.FutureDataInputStreamBuilder;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RemoteIterator;
-import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.fs.impl.OpenFileParameters;
 import org.apache.hadoop.fs.impl.PathCapabilitiesSupport;
 import org.apache.hadoop.fs.permission.FsAction;
@@ -499,10 +498,9 @@ public class SealedFileSystem extends FileSystem {
                 return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), out, key, compress, downgradeSyncable,
                         keys), statistics);
             } catch (Throwable e) { // an Error too (snappy-java's native library failing to load)
-                if (out.hasCapability(StreamCapabilities.ABORTABLE_STREAM)) {
-                    out.abort(); // an object store stores nothing
-                } else {
-                    out.close();
+                IOException cleanup = SealedOutputStream.abandon(out); // an object store stores nothing
+                if (cleanup != null) {
+                    e.addSuppressed(cleanup);
                 }
                 throw e;
             }

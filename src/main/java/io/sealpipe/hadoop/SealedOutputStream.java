@@ -218,9 +218,19 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
         if (!wrappedDone.compareAndSet(false, true)) {
             return null;
         }
+        return abandon(out);
+    }
+
+    /**
+     * Aborts {@code out} where it can be (an object store then stores nothing at all), else
+     * closes it.
+     *
+     * @return what went wrong on the way, or null
+     */
+    static IOException abandon(FSDataOutputStream out) {
         try {
             if (out.hasCapability(StreamCapabilities.ABORTABLE_STREAM)) {
-                return out.abort().anyCleanupException(); // an object store then writes nothing at all
+                return out.abort().anyCleanupException();
             }
             out.close();
             return null;

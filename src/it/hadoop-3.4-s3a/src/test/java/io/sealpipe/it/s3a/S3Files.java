@@ -27,6 +27,21 @@ final class S3Files {
         conf.set(SealedFileSystem.KEY_NAME, KEY);
     }
 
+    /**
+     * A configuration for {@code server} with {@code ss3a} over {@code s3a}, its key a fresh
+     * 256-bit {@value #KEY} in a new keystore under {@code target/<dirName>} (that directory is
+     * made if missing, and the keystore replaced).
+     */
+    static Configuration sealedConf(S3Server server, String dirName) throws IOException {
+        java.nio.file.Path dir = java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", dirName).toAbsolutePath());
+        java.nio.file.Files.deleteIfExists(dir.resolve("keys.jceks"));
+        URI keystore = URI.create("jceks://file" + dir.resolve("keys.jceks"));
+        createKey(keystore, KEY);
+        Configuration conf = new Configuration();
+        configureSealed(conf, server, keystore);
+        return conf;
+    }
+
     /** A new 256-bit key {@code name} in the keystore at {@code keystore}, as {@code hadoop key create} makes. */
     static void createKey(URI keystore, String name) throws IOException {
         KeyProvider provider = KeyProviderFactory.get(keystore, new Configuration(false));

@@ -34,12 +34,7 @@ class S3aThroughputReport {
     @Test
     void sealedAgainstPlainS3a() throws Exception {
         try (S3Server server = S3Server.start()) {
-            java.nio.file.Path dir = Files.createDirectories(java.nio.file.Path.of("target", "s3a-throughput").toAbsolutePath());
-            Files.deleteIfExists(dir.resolve("keys.jceks"));
-            URI keystore = URI.create("jceks://file" + dir.resolve("keys.jceks"));
-            S3Files.createKey(keystore, S3Files.KEY);
-            Configuration conf = new Configuration();
-            S3Files.configureSealed(conf, server, keystore);
+            Configuration conf = S3Files.sealedConf(server, "s3a-throughput");
             byte[] block = new byte[MIB];
             new Random(1).nextBytes(block);
             List<String> report = new ArrayList<>();

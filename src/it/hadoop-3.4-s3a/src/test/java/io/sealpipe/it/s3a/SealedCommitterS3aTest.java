@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sealpipe.hadoop.SealedCommitterFactory;
 import io.sealpipe.hadoop.SealedFileSystem;
 import java.io.IOException;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -51,11 +50,7 @@ class SealedCommitterS3aTest {
     static void start() throws Exception {
         server = S3Server.start();
         java.nio.file.Path dir = Files.createDirectories(java.nio.file.Path.of("target", "sealed-committer").toAbsolutePath());
-        Files.deleteIfExists(dir.resolve("keys.jceks"));
-        URI keystore = URI.create("jceks://file" + dir.resolve("keys.jceks"));
-        S3Files.createKey(keystore, S3Files.KEY);
-        conf = new Configuration();
-        S3Files.configureSealed(conf, server, keystore);
+        conf = S3Files.sealedConf(server, "sealed-committer");
         conf.set("mapreduce.framework.name", "local");
         conf.set("mapreduce.outputcommitter.factory.scheme.ss3a", SealedCommitterFactory.class.getName());
         // S3Proxy refuses S3A's ListMultipartUploads (it names max-uploads), which the committers

@@ -59,13 +59,8 @@ class SealedParquetS3aTest {
     @BeforeAll
     static void start() throws Exception {
         server = S3Server.start();
-        java.nio.file.Path dir = Files.createDirectories(java.nio.file.Path.of("target", "sealed-parquet").toAbsolutePath());
         Files.deleteIfExists(java.nio.file.Path.of("target", "s3a-parquet.txt"));
-        Files.deleteIfExists(dir.resolve("keys.jceks"));
-        URI keystore = URI.create("jceks://file" + dir.resolve("keys.jceks"));
-        S3Files.createKey(keystore, S3Files.KEY);
-        conf = new Configuration();
-        S3Files.configureSealed(conf, server, keystore);
+        conf = S3Files.sealedConf(server, "sealed-parquet");
         // Parquet 1.15 calls hflush() when it closes a file (README: Sealed files).
         conf.setBoolean(SealedFileSystem.DOWNGRADE_SYNCABLE_EXCEPTIONS, true);
         // Hadoop's shared instances, as Parquet gets them from the paths: the sealed one wraps the

@@ -53,12 +53,7 @@ class SealedS3aTest {
     @BeforeAll
     static void start() throws Exception {
         server = S3Server.start();
-        java.nio.file.Path dir = Files.createDirectories(java.nio.file.Path.of("target", "sealed-s3a").toAbsolutePath());
-        Files.deleteIfExists(dir.resolve("keys.jceks"));
-        URI keystore = URI.create("jceks://file" + dir.resolve("keys.jceks"));
-        S3Files.createKey(keystore, S3Files.KEY);
-        Configuration conf = new Configuration();
-        S3Files.configureSealed(conf, server, keystore);
+        Configuration conf = S3Files.sealedConf(server, "sealed-s3a");
         conf.set("fs.s3a.multipart.size", "8M"); // S3's least is 5 MiB
         conf.set("fs.s3a.multipart.threshold", "8M");
         conf.setBoolean("fs.ss3a.impl.disable.cache", true);
