@@ -79,7 +79,7 @@ class EncryptedIntermediateDataTest {
     }
 
     /** Emits (word, 1) for every word of a line. */
-    public static final class Words extends Mapper<LongWritable, Text, Text, IntWritable> {
+    public static class Words extends Mapper<LongWritable, Text, Text, IntWritable> {
         private static final IntWritable ONE = new IntWritable(1);
         private final Text word = new Text();
 

@@ -8,6 +8,7 @@ import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URISyntaxException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,7 +16,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.jar.JarFile;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -25,8 +29,10 @@ import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.mapred.ShuffleHandler;
 import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
+import org.apache.hadoop.mapreduce.v2.jobhistory.JHAdminConfig;
 import org.apache.hadoop.util.JarFinder;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 
@@ -50,6 +56,8 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
  */
 final class YarnCluster implements AutoCloseable {
     static final int NODE_MANAGERS = 2;
+    private static final String LOOPBACK = "127.0.0.1";
+    static final String MR_APP_MASTER = "org.apache.hadoop.mapreduce.v2.app.MRAppMaster";
     private static final int BLOCK_SIZE = 1024 * 1024;
     /** The containers' log4j: the NodeManager's container-log4j.properties at INFO, and the two loggers the tests read. */
     private static final String CONTAINER_LOG4J = String.join("\n",
@@ -70,12 +78,15 @@ final class YarnCluster implements AutoCloseable {
     private final MiniDFSCluster dfs;
     private final MiniMRYarnCluster yarn;
     private final Path log4j;
+    private final AtomicBoolean stopped = new AtomicBoolean();
+    private final Thread stopAtExit = new Thread(this::stop, "yarn-cluster-stop");
 
     private YarnCluster(Path base, MiniDFSCluster dfs, MiniMRYarnCluster yarn, Path log4j) {
         this.base = base;
         this.dfs = dfs;
         this.yarn = yarn;
         this.log4j = log4j;
+        Runtime.getRuntime().addShutdownHook(stopAtExit);
     }
 
     /** Starts HDFS, then YARN on it, under {@code target/name}; stops what started if a later part fails. */
@@ -102,12 +113,12 @@ final class YarnCluster implements AutoCloseable {
             conf.set(YarnConfiguration.NM_ADMIN_USER_ENV, "JAVA_HOME=" + System.getProperty("java.home"));
             // Keep each finished container's logs (and its directory, for a failed run).
             conf.setLong(YarnConfiguration.DEBUG_NM_DELETE_DELAY_SEC, 3600);
+            listenOnLoopback(conf);
             // MiniYARNCluster keeps its dirs (the NodeManagers' local and log dirs) in
             // target/test/data/<name>/yarn-<random> (getTestWorkDir()'s parent).
             yarn = new MiniMRYarnCluster(name, NODE_MANAGERS);
             yarn.init(conf);
             yarn.start();
-            return new YarnCluster(base, dfs, yarn, log4j);
         } catch (RuntimeException | IOException e) {
             try {
                 if (yarn != null) {
@@ -118,15 +129,97 @@ final class YarnCluster implements AutoCloseable {
             }
             throw e;
         }
+        YarnCluster cluster = new YarnCluster(base, dfs, yarn, log4j);
+        try {
+            // Before any job: the servers of this JVM.
+            cluster.assertListenersOnLoopback(Listeners.of(ProcessHandle.current().pid()), Set.of());
+        } catch (IOException | RuntimeException | Error e) {
+            cluster.close();
+            throw e;
+        }
+        return cluster;
     }
 
+    /**
+     * Every server of YARN and the history server that has an address setting on 127.0.0.1 at a
+     * port the system picks: the mini clusters' fixed ports (the addresses set here, not this
+     * host's name at port 0) and the daemons' bind hosts. Hadoop 3.4.1 has no such setting for
+     * three listeners, which bind the wildcard address in its code: the NodeManagers' shuffle
+     * service ({@code ShuffleHandler}, {@code new InetSocketAddress(port)}) and the application
+     * master's client and task RPC servers ({@code MRClientService}, {@code
+     * TaskAttemptListenerImpl}); {@link #assertListenersOnLoopback} allows only them.
+     */
+    private static void listenOnLoopback(Configuration conf) {
+        conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);
+        conf.setBoolean(JHAdminConfig.MR_HISTORY_MINICLUSTER_FIXED_PORTS, true);
+        for (String address : List.of(YarnConfiguration.RM_ADDRESS, YarnConfiguration.RM_SCHEDULER_ADDRESS,
+                YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS, YarnConfiguration.RM_ADMIN_ADDRESS,
+                YarnConfiguration.RM_WEBAPP_ADDRESS, YarnConfiguration.RM_WEBAPP_HTTPS_ADDRESS,
+                YarnConfiguration.NM_ADDRESS, YarnConfiguration.NM_LOCALIZER_ADDRESS,
+                YarnConfiguration.NM_WEBAPP_ADDRESS, YarnConfiguration.NM_WEBAPP_HTTPS_ADDRESS,
+                YarnConfiguration.NM_COLLECTOR_SERVICE_ADDRESS, YarnConfiguration.TIMELINE_SERVICE_ADDRESS,
+                YarnConfiguration.TIMELINE_SERVICE_WEBAPP_ADDRESS, YarnConfiguration.TIMELINE_SERVICE_WEBAPP_HTTPS_ADDRESS,
+                JHAdminConfig.MR_HISTORY_ADDRESS, JHAdminConfig.JHS_ADMIN_ADDRESS,
+                JHAdminConfig.MR_HISTORY_WEBAPP_ADDRESS, JHAdminConfig.MR_HISTORY_WEBAPP_HTTPS_ADDRESS)) {
+            conf.set(address, LOOPBACK + ":0");
+        }
+        for (String bindHost : List.of(YarnConfiguration.RM_BIND_HOST, YarnConfiguration.NM_BIND_HOST,
+                YarnConfiguration.TIMELINE_SERVICE_BIND_HOST, JHAdminConfig.MR_HISTORY_BIND_HOST)) {
+            conf.set(bindHost, LOOPBACK);
+        }
+    }
+
+    /** Stops YARN (its NodeManagers kill the containers still running), then HDFS; also when the JVM exits without {@link #close}. */
     @Override
     public void close() {
         try {
-            yarn.stop();
-        } finally {
-            dfs.shutdown();
+            Runtime.getRuntime().removeShutdownHook(stopAtExit);
+        } catch (IllegalStateException exiting) {
+            // The JVM is exiting: the hook stops the cluster.
         }
+        stop();
+    }
+
+    private void stop() {
+        if (stopped.compareAndSet(false, true)) {
+            try {
+                yarn.stop();
+            } finally {
+                dfs.shutdown();
+            }
+        }
+    }
+
+    /** The ports of the NodeManagers' shuffle services (the service data each gives the containers it starts). */
+    Set<Integer> shufflePorts() throws IOException {
+        Set<Integer> ports = new TreeSet<>();
+        for (int n = 0; n < NODE_MANAGERS; n++) {
+            ByteBuffer data = yarn.getNodeManager(n).getNMContext().getAuxServices().getMetaData()
+                    .get(ShuffleHandler.MAPREDUCE_SHUFFLE_SERVICEID);
+            ports.add(ShuffleHandler.deserializeMetaData(data.duplicate()));
+        }
+        return ports;
+    }
+
+    /**
+     * Checks that every listener of this JVM and the processes it started (the NameNode, the
+     * DataNode, the ResourceManager, the NodeManagers, the history server, and any application
+     * master or task running) is on 127.0.0.1, but for Hadoop 3.4.1's hard-coded wildcard
+     * listeners (see {@link #listenOnLoopback}): the NodeManagers' shuffle ports in this JVM, and
+     * in an application master, the listeners whose ports {@code amWildcardPorts} names.
+     */
+    void assertListenersOnLoopback(List<Listeners.Listener> listeners, Set<Integer> amWildcardPorts) throws IOException {
+        long self = ProcessHandle.current().pid();
+        Set<Integer> shuffle = shufflePorts();
+        List<Listeners.Listener> elsewhere = listeners.stream()
+                .filter(l -> !l.onLoopbackAddress())
+                .filter(l -> !(l.pid() == self && shuffle.contains(l.port())))
+                .filter(l -> !(l.inProcess(MR_APP_MASTER) && amWildcardPorts.contains(l.port())))
+                .toList();
+        assertEquals(List.of(), elsewhere, () -> "listeners not on 127.0.0.1 (shuffle ports " + shuffle
+                + ", the application master's " + amWildcardPorts + ") of " + listeners);
+        List<Integer> inThisJvm = listeners.stream().filter(l -> l.pid() == self).map(Listeners.Listener::port).toList();
+        assertTrue(inThisJvm.containsAll(shuffle), () -> "the shuffle ports " + shuffle + " are not among " + listeners);
     }
 
     DistributedFileSystem hdfs() throws IOException {

@@ -15,9 +15,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
@@ -37,6 +40,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * MapReduce's encrypted intermediate data on sealpipe's codec in YARN containers: the word count
@@ -220,6 +225,75 @@ class YarnEncryptedIntermediateDataTest {
                     () -> container + ": sealpipe chose no engine: " + engine);
             assertEquals(List.of(), YarnCluster.lines(log, "Crypto codec " + SEALPIPE_CODEC + " not found"), container);
         });
+    }
+
+    /**
+     * Where the cluster's servers listen, seen by the map tasks while the job runs: every listener
+     * of the test JVM and of the processes it started, the application master among them, is on
+     * 127.0.0.1, but for the ones Hadoop 3.4.1 binds to the wildcard address in its code (see
+     * {@link YarnCluster#assertListenersOnLoopback}): the NodeManagers' shuffle ports, and the
+     * application master's client RPC, task RPC and web ports, each found in its log.
+     */
+    @Test
+    void everyServerListensOn127001ButTheOnesHadoopBindsToTheWildcardAddress() throws Exception {
+        Job job = wordCount("listeners", true, true);
+        job.setMapperClass(WordsSeeingListeners.class);
+        job.getConfiguration().setLong(LISTENERS_OF, ProcessHandle.current().pid());
+        assertTrue(job.waitForCompletion(false), "the job failed");
+
+        Map<String, String> maps = taskLogs(job, MAP_DONE, INPUT_FILES);
+        assertEquals(INPUT_FILES, maps.size(), () -> "map containers: " + maps.keySet());
+        for (String log : maps.values()) {
+            List<Listeners.Listener> seen = new ArrayList<>();
+            for (String line : YarnCluster.lines(log, LISTENER_LINE)) {
+                String[] fields = line.substring(line.indexOf(LISTENER_LINE) + LISTENER_LINE.length()).split(" ", 4);
+                seen.add(new Listeners.Listener(Long.parseLong(fields[2]), fields[3], fields[0], Integer.parseInt(fields[1])));
+            }
+            assertTrue(seen.stream().anyMatch(l -> l.inProcess(YarnCluster.MR_APP_MASTER)),
+                    () -> "a map saw no listener of the application master: " + seen);
+            cluster.assertListenersOnLoopback(seen, appMasterPorts(job));
+        }
+    }
+
+    /** The application master's client RPC port, its task RPC port and its web port, from its log. */
+    private static Set<Integer> appMasterPorts(Job job) {
+        String appId = job.getJobID().toString().replace("job_", "application_");
+        Map<String, String> appMaster = taskLogs(job, AM_STARTED);
+        assertEquals(1, appMaster.size(), () -> "application master containers of " + appId + ": " + appMaster.keySet());
+        String log = appMaster.values().iterator().next();
+        Set<Integer> ports = new TreeSet<>();
+        for (Pattern port : List.of(AM_CLIENT_PORT, AM_TASK_PORT, AM_WEB_PORT)) {
+            Matcher found = port.matcher(log);
+            assertTrue(found.find(), () -> "the application master did not log '" + port + "'");
+            ports.add(Integer.parseInt(found.group(1)));
+        }
+        assertEquals(3, ports.size(), () -> "the application master's ports: " + ports);
+        return ports;
+    }
+
+    private static final Pattern AM_STARTED = Pattern.compile("MRAppMaster: Created MRAppMaster for application ");
+    private static final Pattern AM_CLIENT_PORT = Pattern.compile("MRClientService: Instantiated MRClientService at \\S+:(\\d+)");
+    private static final Pattern AM_TASK_PORT = Pattern.compile("\\[IPC Server handler \\d+ on default port (\\d+)\\] org\\.apache\\.hadoop\\.mapred\\.TaskAttemptListenerImpl");
+    private static final Pattern AM_WEB_PORT = Pattern.compile("WebApps: Web app mapreduce started at (\\d+)");
+
+    /** The configuration key of the process whose listeners {@link WordsSeeingListeners} logs. */
+    private static final String LISTENERS_OF = "sealpipe.it.listeners.of";
+    private static final String LISTENER_LINE = "sealpipe-it listener: ";
+
+    /**
+     * The word count's mapper that first logs, one line each, the listeners of the process that
+     * {@value #LISTENERS_OF} names and of its descendants: {@value #LISTENER_LINE}, the address,
+     * the port, the process id and its command line.
+     */
+    public static final class WordsSeeingListeners extends EncryptedIntermediateDataTest.Words {
+        private static final Logger LOG = LoggerFactory.getLogger(WordsSeeingListeners.class);
+
+        @Override
+        protected void setup(Context context) {
+            for (Listeners.Listener l : Listeners.of(context.getConfiguration().getLong(LISTENERS_OF, -1))) {
+                LOG.info(LISTENER_LINE + l.address() + " " + l.port() + " " + l.pid() + " " + l.command());
+            }
+        }
     }
 
     /**
