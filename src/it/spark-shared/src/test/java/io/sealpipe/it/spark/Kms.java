@@ -1,9 +1,8 @@
 package io.sealpipe.it.spark;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.HttpURLConnection;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,6 +11,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Hadoop 3.4.1's KMS ({@code KMSWebServer}) in a JVM of its own, on 127.0.0.1: Spark 3.5's
@@ -43,13 +44,11 @@ final class Kms implements AutoCloseable {
         Path conf = Files.createDirectories(dir.resolve("conf"));
         Path classPathFile = Path.of(System.getProperty("sealpipe.it.kms.classpath", "sealpipe.it.kms.classpath is not set"));
         String classPath = Files.readString(classPathFile).trim();
-        int port;
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-            port = socket.getLocalPort();
-        }
         Map<String, String> site = new LinkedHashMap<>();
         site.put("hadoop.kms.http.host", "127.0.0.1");
-        site.put("hadoop.kms.http.port", Integer.toString(port));
+        // A port the system picks when Jetty binds (no port chosen here and freed, which another
+        // process could take first); the KMS logs it.
+        site.put("hadoop.kms.http.port", "0");
         site.put("hadoop.kms.key.provider.uri", "jceks://file@" + dir.toAbsolutePath().resolve("kms.keystore"));
         site.put("hadoop.kms.authentication.type", "simple");
         site.put("hadoop.http.temp.dir", dir.toAbsolutePath().resolve("http-tmp").toString());
@@ -84,26 +83,44 @@ final class Kms implements AutoCloseable {
         command.add("-cp");
         command.add(classPath);
         command.add(MAIN);
+        Path log = dir.resolve("kms.log");
         Process process = new ProcessBuilder(command)
                 .directory(dir.toFile())
                 .redirectErrorStream(true)
-                .redirectOutput(dir.resolve("kms.log").toFile())
+                .redirectOutput(log.toFile())
                 .start();
-        Kms kms = new Kms(process, port);
         // A test JVM that exits without @AfterAll (interrupted build) still ends its KMS; only a
         // SIGKILL of the test JVM leaves it running.
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "kms-stop"));
         try {
+            Cluster.await(() -> !process.isAlive() || boundPort(log) > 0, "the KMS logs the port it is bound to");
+            exitedIfDead(process, log);
+            Kms kms = new Kms(process, boundPort(log));
             Cluster.await(() -> !process.isAlive() || kms.answers(), "the KMS answers on " + kms.providerUri());
-            if (!process.isAlive()) {
-                throw new IllegalStateException("the KMS exited with " + process.exitValue() + ": see "
-                        + dir.resolve("kms.log"));
-            }
+            exitedIfDead(process, log);
+            return kms;
         } catch (Throwable e) {
-            kms.close();
+            stop(process);
             throw e;
         }
-        return kms;
+    }
+
+    private static final Pattern BOUND = Pattern.compile("HttpServer2 - Jetty bound to port (\\d+)");
+
+    /** The port Hadoop's HttpServer2 logged that it bound, or 0 before it has. */
+    private static int boundPort(Path log) {
+        try {
+            Matcher bound = BOUND.matcher(Files.readString(log));
+            return bound.find() ? Integer.parseInt(bound.group(1)) : 0;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void exitedIfDead(Process process, Path log) {
+        if (!process.isAlive()) {
+            throw new IllegalStateException("the KMS exited with " + process.exitValue() + ": see " + log);
+        }
     }
 
     private boolean answers() {
@@ -124,6 +141,10 @@ final class Kms implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
+        stop(process);
+    }
+
+    private static void stop(Process process) throws InterruptedException {
         process.destroy();
         if (!process.waitFor(1, TimeUnit.MINUTES)) {
             process.destroyForcibly();
