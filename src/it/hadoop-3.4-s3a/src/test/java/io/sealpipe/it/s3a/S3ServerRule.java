@@ -1,5 +1,6 @@
 package io.sealpipe.it.s3a;
 
+import io.sealpipe.it.s3.S3Server;
 import org.junit.rules.ExternalResource;
 
 /**

@@ -2,6 +2,7 @@ package io.sealpipe.it.s3a;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
+import io.sealpipe.it.s3.S3Server;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;

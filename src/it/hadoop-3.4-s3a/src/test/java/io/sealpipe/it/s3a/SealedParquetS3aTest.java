@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.hadoop.SealedFileSystem;
+import io.sealpipe.it.s3.S3Server;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;

@@ -1,6 +1,7 @@
 package io.sealpipe.it.s3a;
 
 import io.sealpipe.hadoop.SealedFileSystem;
+import io.sealpipe.it.s3.S3Server;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;

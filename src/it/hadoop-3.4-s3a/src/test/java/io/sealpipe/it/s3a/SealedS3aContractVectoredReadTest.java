@@ -1,5 +1,6 @@
 package io.sealpipe.it.s3a;
 
+import io.sealpipe.it.s3.S3Server;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.contract.AbstractContractVectoredReadTest;
 import org.apache.hadoop.fs.contract.AbstractFSContract;

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sealpipe.GcmStreams;
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.hadoop.SealedFileSystem;
+import io.sealpipe.it.s3.S3Server;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;

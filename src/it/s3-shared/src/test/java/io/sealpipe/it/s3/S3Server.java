@@ -1,16 +1,17 @@
-package io.sealpipe.it.s3a;
+package io.sealpipe.it.s3;
 
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
-import java.net.MalformedURLException;
 import java.net.URI;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 
 /**
@@ -18,14 +19,19 @@ import org.apache.hadoop.conf.Configuration;
  * ({@code transient}: of jclouds' stores, the one that keeps S3A's directory markers, the
  * {@code dir/} objects, as objects), listening on 127.0.0.1 on a port the system chooses,
  * with AWS signature v2/v4 authentication for one test identity. S3Proxy runs in this JVM in a
- * class loader of its own over {@code target/s3proxy.classpath} (written by maven-antrun-plugin):
- * its Guava, Jackson and jclouds never meet Hadoop's. {@link #close()} stops it; call it in a
- * {@code finally} or {@code @AfterAll}.
+ * class loader of its own over its {@code jar-with-dependencies} (system property {@value
+ * #JAR_PROPERTY}, copied by maven-dependency-plugin): its Guava, Jackson and jclouds never meet
+ * Hadoop's or Spark's. {@link #close()} stops it; call it in a {@code finally} or {@code @AfterAll}.
+ *
+ * <p>One copy for the projects that test against S3 ({@code hadoop-3.4-s3a}, {@code spark-3.5},
+ * {@code spark-4.0}), which add this directory to their test sources; its logging configuration,
+ * {@code s3proxy-logback.xml} beside it, is their {@code logback.configurationFile}.
  */
-final class S3Server implements AutoCloseable {
-    static final String BUCKET = "sealpipe";
+public final class S3Server implements AutoCloseable {
+    public static final String BUCKET = "sealpipe";
     private static final String IDENTITY = "sealpipe-test";
     private static final String CREDENTIAL = "sealpipe-test-secret";
+    private static final String JAR_PROPERTY = "sealpipe.it.s3proxy.jar";
 
     private final URLClassLoader loader;
     private final Object proxy;
@@ -42,8 +48,8 @@ final class S3Server implements AutoCloseable {
     }
 
     /** Starts a server with an empty bucket {@link #BUCKET}. */
-    static S3Server start() throws Exception {
-        URLClassLoader loader = new URLClassLoader("s3proxy", classPath(), ClassLoader.getPlatformClassLoader());
+    public static S3Server start() throws Exception {
+        URLClassLoader loader = new URLClassLoader("s3proxy", new URL[] {jar()}, ClassLoader.getPlatformClassLoader());
         Thread thread = Thread.currentThread();
         ClassLoader previous = thread.getContextClassLoader();
         thread.setContextClassLoader(loader); // jclouds finds its providers through the context class loader
@@ -83,25 +89,20 @@ final class S3Server implements AutoCloseable {
         }
     }
 
-    private static URL[] classPath() throws IOException {
-        String file = System.getProperty("sealpipe.it.s3proxy.classpath");
-        if (file == null) {
-            throw new IllegalStateException("system property sealpipe.it.s3proxy.classpath is not set: run the tests through"
-                    + " Maven (its antrun execution writes target/s3proxy.classpath)");
+    private static URL jar() throws IOException {
+        String jar = System.getProperty(JAR_PROPERTY);
+        if (jar == null) {
+            throw new IllegalStateException("system property " + JAR_PROPERTY + " is not set: run the tests through Maven"
+                    + " (maven-dependency-plugin copies S3Proxy's jar-with-dependencies to target/s3proxy/)");
         }
-        List<URL> urls = new ArrayList<>();
-        for (String entry : Files.readString(Path.of(file)).trim().split(java.io.File.pathSeparator)) {
-            try {
-                urls.add(Path.of(entry).toUri().toURL());
-            } catch (MalformedURLException e) {
-                throw new IOException("bad entry in " + file + ": " + entry, e);
-            }
+        if (!Files.isRegularFile(Path.of(jar))) {
+            throw new IOException(JAR_PROPERTY + ": no file " + jar);
         }
-        return urls.toArray(new URL[0]);
+        return Path.of(jar).toUri().toURL();
     }
 
     /** The endpoint, http://127.0.0.1:PORT. */
-    String endpoint() {
+    public String endpoint() {
         return "http://127.0.0.1:" + port;
     }
 
@@ -110,7 +111,7 @@ final class S3Server implements AutoCloseable {
      * starts with {@code prefix}, asked of S3Proxy's store itself: S3Proxy refuses S3A's
      * ListMultipartUploads request (it takes no {@code max-uploads}).
      */
-    List<String> pendingUploads(String prefix) throws Exception {
+    public List<String> pendingUploads(String prefix) throws Exception {
         List<String> keys = new ArrayList<>();
         Class<?> store = loader.loadClass("org.jclouds.blobstore.BlobStore");
         for (Object upload : (List<?>) store.getMethod("listMultipartUploads", String.class).invoke(blobStore, BUCKET)) {
@@ -124,19 +125,27 @@ final class S3Server implements AutoCloseable {
 
     /**
      * S3A's settings for this server: its endpoint, path-style requests, the test identity, no
-     * TLS, and a region so that the SDK does not look for one.
+     * TLS, a region so that the SDK does not look for one, and a failure shown at once rather
+     * than after retries.
      */
-    void configure(Configuration conf) {
-        conf.set("fs.s3a.endpoint", endpoint());
-        conf.set("fs.s3a.endpoint.region", "us-east-1");
-        conf.setBoolean("fs.s3a.path.style.access", true);
-        conf.setBoolean("fs.s3a.connection.ssl.enabled", false);
-        conf.set("fs.s3a.aws.credentials.provider", "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider");
-        conf.set("fs.s3a.access.key", IDENTITY);
-        conf.set("fs.s3a.secret.key", CREDENTIAL);
-        conf.setInt("fs.s3a.bucket.probe", 0);
-        conf.setInt("fs.s3a.attempts.maximum", 1); // a test failure shows at once, not after retries
-        conf.setInt("fs.s3a.retry.limit", 1);
+    public Map<String, String> s3aSettings() {
+        Map<String, String> settings = new LinkedHashMap<>();
+        settings.put("fs.s3a.endpoint", endpoint());
+        settings.put("fs.s3a.endpoint.region", "us-east-1");
+        settings.put("fs.s3a.path.style.access", "true");
+        settings.put("fs.s3a.connection.ssl.enabled", "false");
+        settings.put("fs.s3a.aws.credentials.provider", "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider");
+        settings.put("fs.s3a.access.key", IDENTITY);
+        settings.put("fs.s3a.secret.key", CREDENTIAL);
+        settings.put("fs.s3a.bucket.probe", "0");
+        settings.put("fs.s3a.attempts.maximum", "1");
+        settings.put("fs.s3a.retry.limit", "1");
+        return settings;
+    }
+
+    /** {@link #s3aSettings()} set in {@code conf}. */
+    public void configure(Configuration conf) {
+        s3aSettings().forEach(conf::set);
     }
 
     /** Stops the server and releases its class loader (and the objects it held). */
