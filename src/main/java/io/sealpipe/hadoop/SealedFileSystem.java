@@ -7,10 +7,13 @@ import io.sealpipe.internal.OptionalDependency;
 import io.sealpipe.Parallelism;
 import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -598,13 +601,20 @@ public class SealedFileSystem extends FileSystem {
     }
 
     /**
-     * The wrapped file system's summary of the stored tree (its file and directory counts, space
-     * consumed and quotas) with the plaintext length of its files: a file's from its stored
-     * length, a directory's from one listing of its files ({@link #listFiles}, recursive; on S3A
-     * one LIST request per 1,000 objects beyond the summary's own).
+     * The stored tree's summary (file and directory counts, space consumed, quotas) with the
+     * plaintext length of its files. On a wrapped file system that lists a tree's files and
+     * empty directories in one flat listing (S3A's {@code listFilesAndEmptyDirectories}), the
+     * summary is built from that one listing, as S3A builds its own (see {@link
+     * #summaryOfFlatListing}). Elsewhere it is the wrapped file system's summary,
+     * with a file's length from its stored length and a directory's from one listing of its
+     * files ({@link #listFiles}, recursive).
      */
     @Override
     public ContentSummary getContentSummary(Path f) throws IOException {
+        Method flatListing = FLAT_LISTING.get(inner.getClass());
+        if (flatListing != null) {
+            return summaryOfFlatListing(toWrapped(f), flatListing);
+        }
         ContentSummary stored = inner.getContentSummary(toWrapped(f));
         long length = 0;
         if (stored.getDirectoryCount() == 0 && stored.getFileCount() == 1) { // a file: a directory counts itself
@@ -621,6 +631,78 @@ public class SealedFileSystem extends FileSystem {
                 .snapshotLength(stored.getSnapshotLength()).snapshotFileCount(stored.getSnapshotFileCount())
                 .snapshotDirectoryCount(stored.getSnapshotDirectoryCount())
                 .snapshotSpaceConsumed(stored.getSnapshotSpaceConsumed()).build();
+    }
+
+    /**
+     * A wrapped file system's public {@code listFilesAndEmptyDirectories(Path, boolean)}, if it
+     * has one (S3A's, since Hadoop 3.3: one flat listing of a tree's files and of the markers of
+     * its empty directories), found by name: sealpipe does not depend on hadoop-aws.
+     */
+    private static final ClassValue<Method> FLAT_LISTING = new ClassValue<>() {
+        @Override
+        protected Method computeValue(Class<?> type) {
+            try {
+                Method method = type.getMethod("listFilesAndEmptyDirectories", Path.class, boolean.class);
+                return RemoteIterator.class.isAssignableFrom(method.getReturnType()) ? method : null;
+            } catch (NoSuchMethodException e) {
+                return null;
+            }
+        }
+    };
+
+    /**
+     * The summary of {@code wrapped} from one flat listing, counted as S3A counts: every file,
+     * and every directory under it that holds a file or is an empty directory's marker, once,
+     * with the directory itself. S3A lists a file as itself (after a LIST that finds nothing
+     * under it and a HEAD), so a directory costs one LIST and a file a LIST and a HEAD, where
+     * S3A's own summary costs a HEAD and a LIST, and a HEAD.
+     */
+    private ContentSummary summaryOfFlatListing(Path wrapped, Method flatListing) throws IOException {
+        RemoteIterator<?> entries;
+        try {
+            entries = (RemoteIterator<?>) flatListing.invoke(inner, wrapped, true);
+        } catch (InvocationTargetException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof IOException io) {
+                throw io;
+            }
+            if (cause instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IOException("cannot list " + wrapped, cause);
+        } catch (IllegalAccessException e) {
+            throw new IOException("cannot list " + wrapped + " with " + flatListing, e);
+        }
+        Path root = inner.makeQualified(wrapped);
+        Set<Path> directories = new HashSet<>();
+        boolean isFile = false;
+        long length = 0;
+        long stored = 0;
+        long files = 0;
+        while (entries.hasNext()) {
+            FileStatus entry = (FileStatus) entries.next();
+            if (entry.isDirectory()) {
+                addWithParents(directories, root, entry.getPath());
+            } else {
+                files++;
+                stored += entry.getLen();
+                length += toSealed(entry).getLen();
+                if (entry.getPath().equals(root)) {
+                    isFile = true;
+                } else {
+                    addWithParents(directories, root, entry.getPath().getParent());
+                }
+            }
+        }
+        return new ContentSummary.Builder().length(length).fileCount(files)
+                .directoryCount(isFile ? 0 : 1 + directories.size()).spaceConsumed(stored).build();
+    }
+
+    /** Adds {@code directory} and its parents below {@code root}, stopping at the first one already there. */
+    private static void addWithParents(Set<Path> directories, Path root, Path directory) {
+        for (Path d = directory; d != null && !d.equals(root) && directories.add(d); d = d.getParent()) {
+            // added
+        }
     }
 
     /**

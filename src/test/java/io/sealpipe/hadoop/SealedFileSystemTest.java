@@ -15,6 +15,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -29,12 +30,16 @@ import java.util.concurrent.Future;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.crypto.key.KeyProvider;
 import org.apache.hadoop.fs.BlockLocation;
+import org.apache.hadoop.fs.ContentSummary;
 import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.RawLocalFileSystem;
+import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.junit.jupiter.api.AfterEach;
@@ -321,6 +326,84 @@ class SealedFileSystemTest {
         assertFalse(fs.exists(d));
         assertTrue(fs.delete(moved, true));
         assertFalse(Files.exists(dir.resolve("moved")));
+    }
+
+    /**
+     * Over a file system with S3A's flat listing of files and empty directories ({@link
+     * FlatListingFileSystem}), a summary is built from that one listing: the same lengths and
+     * counts as the wrapped file system's own summary gives the generic way.
+     */
+    @Test
+    void aSummaryFromAFlatListingCountsAsTheWrappedSummaryDoes() throws IOException {
+        Path d = fixture.sealedPath("tree");
+        write(fs, new Path(d, "a"), data(CHUNK + 1, 1));
+        write(fs, new Path(d, "x/b"), data(3 * CHUNK, 2));
+        write(fs, new Path(d, "x/y/c"), data(0, 3));
+        assertTrue(fs.mkdirs(new Path(d, "x/y/z/empty"), FsPermission.getDirDefault()));
+        assertTrue(fs.mkdirs(new Path(d, "e"), FsPermission.getDirDefault()));
+        ContentSummary generic = fs.getContentSummary(d);
+
+        Configuration conf = new Configuration(fixture.conf);
+        conf.set("fs.file.impl", FlatListingFileSystem.class.getName());
+        conf.setBoolean("fs.file.impl.disable.cache", true);
+        try (FileSystem flat = FileSystem.get(URI.create("sfile:///"), conf)) {
+            int before = FlatListingFileSystem.LISTINGS.get();
+            ContentSummary summary = flat.getContentSummary(d);
+            assertEquals(before + 1, FlatListingFileSystem.LISTINGS.get(), "one flat listing");
+            assertEquals(CHUNK + 1 + 3 * CHUNK, summary.getLength());
+            assertEquals(3, summary.getFileCount());
+            assertEquals(6, summary.getDirectoryCount(), "tree, x, x/y, x/y/z, x/y/z/empty, e");
+            assertEquals(generic.getLength(), summary.getLength());
+            assertEquals(generic.getFileCount(), summary.getFileCount());
+            assertEquals(generic.getDirectoryCount(), summary.getDirectoryCount());
+            assertEquals(Files.size(dir.resolve("tree/a")) + Files.size(dir.resolve("tree/x/b"))
+                    + Files.size(dir.resolve("tree/x/y/c")), summary.getSpaceConsumed(), "stored bytes");
+
+            ContentSummary file = flat.getContentSummary(new Path(d, "x/b"));
+            assertEquals(3 * CHUNK, file.getLength());
+            assertEquals(1, file.getFileCount());
+            assertEquals(0, file.getDirectoryCount());
+            assertEquals(before + 2, FlatListingFileSystem.LISTINGS.get(), "a file's summary is a listing too (of the file itself)");
+        }
+    }
+
+    /** The local file system with a {@code listFilesAndEmptyDirectories} like S3A's: files and empty directories, flat. */
+    public static final class FlatListingFileSystem extends RawLocalFileSystem {
+        static final java.util.concurrent.atomic.AtomicInteger LISTINGS = new java.util.concurrent.atomic.AtomicInteger();
+
+        public RemoteIterator<LocatedFileStatus> listFilesAndEmptyDirectories(Path path, boolean recursive) throws IOException {
+            LISTINGS.incrementAndGet();
+            java.util.List<LocatedFileStatus> entries = new java.util.ArrayList<>();
+            collect(path, entries);
+            java.util.Iterator<LocatedFileStatus> it = entries.iterator();
+            return new RemoteIterator<>() {
+                @Override
+                public boolean hasNext() {
+                    return it.hasNext();
+                }
+
+                @Override
+                public LocatedFileStatus next() {
+                    return it.next();
+                }
+            };
+        }
+
+        private void collect(Path directory, java.util.List<LocatedFileStatus> entries) throws IOException {
+            for (FileStatus status : listStatus(directory)) {
+                String name = status.getPath().getName();
+                if (name.startsWith(".") && name.endsWith(".crc")) {
+                    continue; // the checksums of the LocalFileSystem that wrote the tree
+                }
+                if (status.isFile()) {
+                    entries.add(new LocatedFileStatus(status, null));
+                } else if (listStatus(status.getPath()).length == 0) {
+                    entries.add(new LocatedFileStatus(status, null));
+                } else {
+                    collect(status.getPath(), entries);
+                }
+            }
+        }
     }
 
     @Test
