@@ -33,6 +33,7 @@ import org.apache.hadoop.fs.FutureDataInputStreamBuilder;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RemoteIterator;
+import org.apache.hadoop.fs.StorageType;
 import org.apache.hadoop.fs.impl.OpenFileParameters;
 import org.apache.hadoop.fs.impl.PathCapabilitiesSupport;
 import org.apache.hadoop.fs.permission.FsAction;
@@ -625,12 +626,18 @@ public class SealedFileSystem extends FileSystem {
                 length += files.next().getLen();
             }
         }
-        return new ContentSummary.Builder().length(length).fileCount(stored.getFileCount())
+        // Space and quotas are the stored tree's (what the wrapped file system holds), as is a
+        // snapshot's length: only the live files' lengths are the plaintext's.
+        ContentSummary.Builder summary = new ContentSummary.Builder().length(length).fileCount(stored.getFileCount())
                 .directoryCount(stored.getDirectoryCount()).spaceConsumed(stored.getSpaceConsumed())
                 .quota(stored.getQuota()).spaceQuota(stored.getSpaceQuota()).erasureCodingPolicy(stored.getErasureCodingPolicy())
                 .snapshotLength(stored.getSnapshotLength()).snapshotFileCount(stored.getSnapshotFileCount())
                 .snapshotDirectoryCount(stored.getSnapshotDirectoryCount())
-                .snapshotSpaceConsumed(stored.getSnapshotSpaceConsumed()).build();
+                .snapshotSpaceConsumed(stored.getSnapshotSpaceConsumed());
+        for (StorageType type : StorageType.values()) {
+            summary.typeQuota(type, stored.getTypeQuota(type)).typeConsumed(type, stored.getTypeConsumed(type));
+        }
+        return summary.build();
     }
 
     /**

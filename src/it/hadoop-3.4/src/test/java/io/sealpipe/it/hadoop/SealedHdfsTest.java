@@ -29,11 +29,13 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.crypto.key.KeyProvider;
 import org.apache.hadoop.crypto.key.KeyProviderFactory;
 import org.apache.hadoop.fs.BlockLocation;
+import org.apache.hadoop.fs.ContentSummary;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.StorageType;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
@@ -314,6 +316,30 @@ class SealedHdfsTest {
     }
 
     /** A file renamed, then its directory: the stored file moves, and it reads the same. */
+    /**
+     * A directory's summary: the plaintext length of its files, and the stored tree's counts,
+     * space consumed and quotas (name, space and per storage type) as HDFS reports them.
+     */
+    @Test
+    void aSummaryHasThePlaintextLengthsAndTheStoredTreesQuotas() throws IOException {
+        Path dir = sealedPath("/summary");
+        write(sealed, new Path(dir, "a"), data(100_000, 5));
+        write(sealed, new Path(dir, "b/c"), data(7, 6));
+        Path stored = storedPath("/summary");
+        hdfs.setQuota(stored, 1000, 1L << 40);
+        hdfs.setQuotaByStorageType(stored, StorageType.SSD, 1L << 30);
+        ContentSummary plain = hdfs.getContentSummary(stored);
+        ContentSummary summary = sealed.getContentSummary(dir);
+        assertEquals(100_007, summary.getLength());
+        assertEquals(2, summary.getFileCount());
+        assertEquals(2, summary.getDirectoryCount());
+        assertEquals(plain.getSpaceConsumed(), summary.getSpaceConsumed(), "the stored bytes' space");
+        assertEquals(1000, summary.getQuota());
+        assertEquals(1L << 40, summary.getSpaceQuota());
+        assertEquals(1L << 30, summary.getTypeQuota(StorageType.SSD));
+        assertEquals(plain.getTypeConsumed(StorageType.DISK), summary.getTypeConsumed(StorageType.DISK));
+    }
+
     @Test
     void aRenamedFileReadsTheSame() throws IOException {
         byte[] plain = data(3 * CHUNK + 11, 3);
