@@ -1,6 +1,5 @@
 package io.sealpipe.it.s3a;
 
-import io.sealpipe.it.s3.S3Server;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.contract.AbstractContractCreateTest;
 import org.apache.hadoop.fs.contract.AbstractFSContract;
