@@ -315,7 +315,6 @@ class SealedHdfsTest {
         }
     }
 
-    /** A file renamed, then its directory: the stored file moves, and it reads the same. */
     /**
      * A directory's summary: the plaintext length of its files, and the stored tree's counts,
      * space consumed and quotas (name, space and per storage type) as HDFS reports them.
@@ -340,6 +339,7 @@ class SealedHdfsTest {
         assertEquals(plain.getTypeConsumed(StorageType.DISK), summary.getTypeConsumed(StorageType.DISK));
     }
 
+    /** A file renamed, then its directory: the stored file moves, and it reads the same. */
     @Test
     void aRenamedFileReadsTheSame() throws IOException {
         byte[] plain = data(3 * CHUNK + 11, 3);

@@ -144,10 +144,11 @@ final class YarnCluster implements AutoCloseable {
      * Every server of YARN and the history server that has an address setting on 127.0.0.1 at a
      * port the system picks: the mini clusters' fixed ports (the addresses set here, not this
      * host's name at port 0) and the daemons' bind hosts. Hadoop 3.4.1 has no such setting for
-     * three listeners, which bind the wildcard address in its code: the NodeManagers' shuffle
+     * four listeners, which bind the wildcard address in its code: the NodeManagers' shuffle
      * service ({@code ShuffleHandler}, {@code new InetSocketAddress(port)}) and the application
      * master's client and task RPC servers ({@code MRClientService}, {@code
-     * TaskAttemptListenerImpl}); {@link #assertListenersOnLoopback} allows only them.
+     * TaskAttemptListenerImpl}) and web app ({@code WebApps}' default address);
+     * {@link #assertListenersOnLoopback} allows only them.
      */
     private static void listenOnLoopback(Configuration conf) {
         conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);
@@ -188,6 +189,17 @@ final class YarnCluster implements AutoCloseable {
                 dfs.shutdown();
             }
         }
+    }
+
+    /**
+     * Waits until no application master started by this cluster runs any more: one lingers for
+     * a few seconds after its job has finished (Hadoop's MRAppMaster sleeps before it stops its
+     * client service), with its listeners open.
+     */
+    static void awaitNoApplicationMaster() {
+        ProcessHandle.current().descendants()
+                .filter(p -> p.info().commandLine().map(c -> c.contains(MR_APP_MASTER)).orElse(false))
+                .forEach(p -> p.onExit().join());
     }
 
     /** The ports of the NodeManagers' shuffle services (the service data each gives the containers it starts). */

@@ -236,6 +236,8 @@ class YarnEncryptedIntermediateDataTest {
      */
     @Test
     void everyServerListensOn127001ButTheOnesHadoopBindsToTheWildcardAddress() throws Exception {
+        // Only this job's application master may hold the wildcard ports the maps see.
+        YarnCluster.awaitNoApplicationMaster();
         Job job = wordCount("listeners", true, true);
         job.setMapperClass(WordsSeeingListeners.class);
         job.getConfiguration().setLong(LISTENERS_OF, ProcessHandle.current().pid());

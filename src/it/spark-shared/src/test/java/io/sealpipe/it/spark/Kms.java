@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.HttpURLConnection;
 import java.net.URL;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -110,7 +111,8 @@ final class Kms implements AutoCloseable {
     /** The port Hadoop's HttpServer2 logged that it bound, or 0 before it has. */
     private static int boundPort(Path log) {
         try {
-            Matcher bound = BOUND.matcher(Files.readString(log));
+            // ISO-8859-1: any byte decodes, also the half-written last character of a log in progress.
+            Matcher bound = BOUND.matcher(Files.readString(log, StandardCharsets.ISO_8859_1));
             return bound.find() ? Integer.parseInt(bound.group(1)) : 0;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
