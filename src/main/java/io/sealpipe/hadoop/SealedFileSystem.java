@@ -603,18 +603,21 @@ public class SealedFileSystem extends FileSystem {
 
     /**
      * The stored tree's summary (file and directory counts, space consumed, quotas) with the
-     * plaintext length of its files. On a wrapped file system that lists a tree's files and
-     * empty directories in one flat listing (S3A's {@code listFilesAndEmptyDirectories}), the
-     * summary is built from that one listing, as S3A builds its own (see {@link
-     * #summaryOfFlatListing}). Elsewhere it is the wrapped file system's summary,
-     * with a file's length from its stored length and a directory's from one listing of its
-     * files ({@link #listFiles}, recursive).
+     * plaintext length of its files. On a wrapped file system with an object store's calls
+     * (S3A's {@code getObjectMetadata} and {@code listFilesAndEmptyDirectories}), the summary
+     * costs the requests S3A's own does: one HEAD for a file; for a directory, that HEAD and one
+     * flat listing of its files and empty directories, counted as S3A counts (see {@link
+     * #summaryOfFlatListing}). Elsewhere it is the wrapped file system's summary, with a file's
+     * length from its stored length and a directory's from one listing of its files ({@link
+     * #listFiles}, recursive).
      */
     @Override
     public ContentSummary getContentSummary(Path f) throws IOException {
-        Method flatListing = FLAT_LISTING.get(inner.getClass());
-        if (flatListing != null) {
-            return summaryOfFlatListing(toWrapped(f), flatListing);
+        ObjectStoreCalls objectStore = OBJECT_STORE_CALLS.get(inner.getClass());
+        if (objectStore != null) {
+            Path wrapped = toWrapped(f);
+            ContentSummary file = wrapped.isRoot() ? null : summaryOfObject(wrapped, objectStore.head());
+            return file != null ? file : summaryOfFlatListing(wrapped, objectStore.flatListing());
         }
         ContentSummary stored = inner.getContentSummary(toWrapped(f));
         long length = 0;
@@ -641,33 +644,70 @@ public class SealedFileSystem extends FileSystem {
     }
 
     /**
-     * A wrapped file system's public {@code listFilesAndEmptyDirectories(Path, boolean)}, if it
-     * has one (S3A's, since Hadoop 3.3: one flat listing of a tree's files and of the markers of
-     * its empty directories), found by name: sealpipe does not depend on hadoop-aws.
+     * An object store's calls that a summary needs: one HEAD of an object, and one flat listing
+     * of a tree's files and of the markers of its empty directories.
+     *
+     * @param head {@code getObjectMetadata(Path)}, whose result has the object's length
+     * @param flatListing {@code listFilesAndEmptyDirectories(Path, boolean)}
      */
-    private static final ClassValue<Method> FLAT_LISTING = new ClassValue<>() {
+    private record ObjectStoreCalls(Method head, Method flatListing) {}
+
+    /**
+     * A wrapped file system's public {@code getObjectMetadata(Path)} and {@code
+     * listFilesAndEmptyDirectories(Path, boolean)}, if it has both (S3A's, since Hadoop 3.3),
+     * found by name: sealpipe does not depend on hadoop-aws. The metadata is S3 SDK 1's
+     * {@code ObjectMetadata} (Hadoop 3.3) or SDK 2's {@code HeadObjectResponse} (3.4).
+     */
+    private static final ClassValue<ObjectStoreCalls> OBJECT_STORE_CALLS = new ClassValue<>() {
         @Override
-        protected Method computeValue(Class<?> type) {
+        protected ObjectStoreCalls computeValue(Class<?> type) {
             try {
-                Method method = type.getMethod("listFilesAndEmptyDirectories", Path.class, boolean.class);
-                return RemoteIterator.class.isAssignableFrom(method.getReturnType()) ? method : null;
+                Method flatListing = type.getMethod("listFilesAndEmptyDirectories", Path.class, boolean.class);
+                Method head = type.getMethod("getObjectMetadata", Path.class);
+                return RemoteIterator.class.isAssignableFrom(flatListing.getReturnType())
+                        && objectLength(head.getReturnType()) != null ? new ObjectStoreCalls(head, flatListing) : null;
             } catch (NoSuchMethodException e) {
                 return null;
             }
         }
     };
 
+    /** The method that gives an object's length on an object store's metadata type, or null. */
+    private static Method objectLength(Class<?> metadata) {
+        for (String name : new String[] {"contentLength", "getContentLength"}) {
+            try {
+                Method method = metadata.getMethod(name);
+                if (method.getReturnType() == long.class || method.getReturnType() == Long.class) {
+                    return method;
+                }
+            } catch (NoSuchMethodException e) {
+                // the other name
+            }
+        }
+        return null;
+    }
+
     /**
-     * The summary of {@code wrapped} from one flat listing, counted as S3A counts: every file,
-     * and every directory under it that holds a file or is an empty directory's marker, once,
-     * with the directory itself. S3A lists a file as itself (after a LIST that finds nothing
-     * under it and a HEAD), so a directory costs one LIST and a file a LIST and a HEAD, where
-     * S3A's own summary costs a HEAD and a LIST, and a HEAD.
+     * The summary of {@code wrapped} if it is an object (a file), from one HEAD request, or null
+     * if there is none under that name (a directory, or nothing).
      */
-    private ContentSummary summaryOfFlatListing(Path wrapped, Method flatListing) throws IOException {
-        RemoteIterator<?> entries;
+    private ContentSummary summaryOfObject(Path wrapped, Method head) throws IOException {
+        Object metadata;
         try {
-            entries = (RemoteIterator<?>) flatListing.invoke(inner, wrapped, true);
+            metadata = invoke(inner, head, wrapped);
+        } catch (FileNotFoundException e) {
+            return null;
+        }
+        long stored = ((Number) invoke(metadata, objectLength(metadata.getClass()))).longValue();
+        FileStatus sealed = toSealed(new FileStatus(stored, false, 1, 0, 0, inner.makeQualified(wrapped)));
+        return new ContentSummary.Builder().length(sealed.getLen()).fileCount(1).directoryCount(0)
+                .spaceConsumed(stored).build();
+    }
+
+    /** Calls a method found by name (on the wrapped file system, or on what it returned). */
+    private Object invoke(Object target, Method method, Object... arguments) throws IOException {
+        try {
+            return method.invoke(target, arguments);
         } catch (InvocationTargetException e) {
             Throwable cause = e.getCause();
             if (cause instanceof IOException io) {
@@ -676,10 +716,20 @@ public class SealedFileSystem extends FileSystem {
             if (cause instanceof RuntimeException runtime) {
                 throw runtime;
             }
-            throw new IOException("cannot list " + wrapped, cause);
+            throw new IOException(method.getName() + " failed on " + inner.getUri(), cause);
         } catch (IllegalAccessException e) {
-            throw new IOException("cannot list " + wrapped + " with " + flatListing, e);
+            throw new IOException("cannot call " + method + " on " + inner.getUri(), e);
         }
+    }
+
+    /**
+     * The summary of {@code wrapped} from one flat listing, counted as S3A counts: every file,
+     * and every directory under it that holds a file or is an empty directory's marker, once,
+     * with the directory itself; a file (one written since the HEAD that did not find it) as
+     * itself. The listing is one LIST request for a directory.
+     */
+    private ContentSummary summaryOfFlatListing(Path wrapped, Method flatListing) throws IOException {
+        RemoteIterator<?> entries = (RemoteIterator<?>) invoke(inner, flatListing, wrapped, true);
         Path root = inner.makeQualified(wrapped);
         Set<Path> directories = new HashSet<>();
         boolean isFile = false;

@@ -12,6 +12,7 @@ import io.sealpipe.GcmStreams;
 import io.sealpipe.StreamAuthenticationException;
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -347,9 +348,11 @@ class SealedFileSystemTest {
         conf.set("fs.file.impl", FlatListingFileSystem.class.getName());
         conf.setBoolean("fs.file.impl.disable.cache", true);
         try (FileSystem flat = FileSystem.get(URI.create("sfile:///"), conf)) {
-            int before = FlatListingFileSystem.LISTINGS.get();
+            int listings = FlatListingFileSystem.LISTINGS.get();
+            int heads = FlatListingFileSystem.HEADS.get();
             ContentSummary summary = flat.getContentSummary(d);
-            assertEquals(before + 1, FlatListingFileSystem.LISTINGS.get(), "one flat listing");
+            assertEquals(listings + 1, FlatListingFileSystem.LISTINGS.get(), "one flat listing");
+            assertEquals(heads + 1, FlatListingFileSystem.HEADS.get(), "one HEAD, that finds no object");
             assertEquals(CHUNK + 1 + 3 * CHUNK, summary.getLength());
             assertEquals(3, summary.getFileCount());
             assertEquals(6, summary.getDirectoryCount(), "tree, x, x/y, x/y/z, x/y/z/empty, e");
@@ -363,13 +366,33 @@ class SealedFileSystemTest {
             assertEquals(3 * CHUNK, file.getLength());
             assertEquals(1, file.getFileCount());
             assertEquals(0, file.getDirectoryCount());
-            assertEquals(before + 2, FlatListingFileSystem.LISTINGS.get(), "a file's summary is a listing too (of the file itself)");
+            assertEquals(listings + 1, FlatListingFileSystem.LISTINGS.get(), "a file's summary is no listing");
+            assertEquals(heads + 2, FlatListingFileSystem.HEADS.get(), "a file's summary is one HEAD");
+
+            assertThrows(FileNotFoundException.class, () -> flat.getContentSummary(new Path(d, "missing")));
         }
     }
 
-    /** The local file system with a {@code listFilesAndEmptyDirectories} like S3A's: files and empty directories, flat. */
+    /**
+     * The local file system with S3A's object store calls: a {@code getObjectMetadata} that finds
+     * files only, and a {@code listFilesAndEmptyDirectories} that lists files and empty
+     * directories, flat.
+     */
     public static final class FlatListingFileSystem extends RawLocalFileSystem {
         static final java.util.concurrent.atomic.AtomicInteger LISTINGS = new java.util.concurrent.atomic.AtomicInteger();
+        static final java.util.concurrent.atomic.AtomicInteger HEADS = new java.util.concurrent.atomic.AtomicInteger();
+
+        /** An object's metadata, as S3 SDK 2's {@code HeadObjectResponse} gives its length. */
+        public record ObjectMetadata(Long contentLength) {}
+
+        public ObjectMetadata getObjectMetadata(Path path) throws IOException {
+            HEADS.incrementAndGet();
+            FileStatus status = getFileStatus(path);
+            if (!status.isFile()) {
+                throw new FileNotFoundException("no object " + path);
+            }
+            return new ObjectMetadata(status.getLen());
+        }
 
         public RemoteIterator<LocatedFileStatus> listFilesAndEmptyDirectories(Path path, boolean recursive) throws IOException {
             LISTINGS.incrementAndGet();

@@ -3,6 +3,8 @@ package io.sealpipe.it.hadoop;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
 import java.net.UnknownHostException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -17,7 +19,8 @@ import java.util.Map;
  * The TCP sockets that a process and its descendants listen on, read from Linux's {@code /proc}:
  * the processes' open sockets ({@code /proc/PID/fd}) matched by inode with the listening entries
  * of {@code /proc/net/tcp} and {@code /proc/net/tcp6}. The tests use it to show where the servers
- * they start (the test JVM's, the application master's, the containers') accept connections.
+ * they start (the test JVM's, the application master's, the containers') accept connections,
+ * and which network interfaces there are.
  */
 final class Listeners {
     /** A listening socket, the address it is bound to (an IPv4-mapped IPv6 address as IPv4), and its process. */
@@ -40,6 +43,26 @@ final class Listeners {
     private static final String LISTEN = "0A";
 
     private Listeners() {}
+
+    /**
+     * This process's network interfaces besides the loopback that are up or have an address,
+     * each with its addresses: none in a network namespace with only the loopback (as the YARN
+     * tests run, see {@code src/it/loopback-only/bin/java}), where a server bound to the wildcard
+     * address is reached only over the loopback.
+     */
+    static List<String> interfacesBesidesLoopback() {
+        List<String> others = new ArrayList<>();
+        try {
+            for (NetworkInterface nic : NetworkInterface.networkInterfaces().toList()) {
+                if (!nic.isLoopback() && (nic.isUp() || nic.inetAddresses().findAny().isPresent())) {
+                    others.add(nic.getName() + (nic.isUp() ? " (up) " : " ") + nic.inetAddresses().toList());
+                }
+            }
+        } catch (SocketException e) {
+            throw new UncheckedIOException(e);
+        }
+        return others;
+    }
 
     /** The listening sockets of process {@code rootPid} and of every process it started, directly or not, that still runs. */
     static List<Listener> of(long rootPid) {

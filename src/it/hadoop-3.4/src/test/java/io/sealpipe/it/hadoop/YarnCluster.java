@@ -38,8 +38,8 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
 
 /**
  * A MiniMRYarnCluster (ResourceManager, two NodeManagers whose containers are JVMs of their own,
- * the job history server) over a MiniDFSCluster (one NameNode, one DataNode), all on this host
- * (its name resolves to 127.0.0.1), everything kept under {@code target} so that a failed run
+ * the job history server) over a MiniDFSCluster (one NameNode, one DataNode), all on this host's
+ * loopback (in a network namespace with only the loopback), everything kept under {@code target} so that a failed run
  * can be read: the NameNode's and DataNode's storage in {@code target/<name>}, each NodeManager's
  * local and log dirs (each container's {@code syslog}, {@code stdout} and {@code stderr}, its
  * launch script) in {@code target/test/data/<name>}; both deleted at the next start.
@@ -89,8 +89,13 @@ final class YarnCluster implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(stopAtExit);
     }
 
-    /** Starts HDFS, then YARN on it, under {@code target/name}; stops what started if a later part fails. */
+    /**
+     * Starts HDFS, then YARN on it, under {@code target/name}; stops what started if a later part
+     * fails. This JVM must run in a network namespace of its own with only the loopback ({@link
+     * #assertOnlyLoopbackNetwork}).
+     */
     static YarnCluster start(String name) throws IOException {
+        assertOnlyLoopbackNetwork();
         Path base = Path.of("target", name).toAbsolutePath();
         TestFiles.deleteRecursively(base);
         TestFiles.deleteRecursively(Path.of("target", "test", "data", name).toAbsolutePath());
@@ -141,6 +146,19 @@ final class YarnCluster implements AutoCloseable {
     }
 
     /**
+     * Checks that this JVM's network has no interface up but the loopback, and no address on any
+     * other interface: the YARN tests run in a network namespace of their own ({@code
+     * src/it/loopback-only/bin/java}, their surefire execution's JVM), which the processes YARN starts
+     * inherit. A server bound to the wildcard address is then reached only over the loopback,
+     * from this process tree.
+     */
+    static void assertOnlyLoopbackNetwork() {
+        assertEquals(List.of(), Listeners.interfacesBesidesLoopback(), "network interfaces besides the loopback: the"
+                + " YARN tests run in a network namespace with only the loopback, started by src/it/loopback-only/bin/java"
+                + " as surefire's JVM");
+    }
+
+    /**
      * Every server of YARN and the history server that has an address setting on 127.0.0.1 at a
      * port the system picks: the mini clusters' fixed ports (the addresses set here, not this
      * host's name at port 0) and the daemons' bind hosts. Hadoop 3.4.1 has no such setting for
@@ -148,7 +166,8 @@ final class YarnCluster implements AutoCloseable {
      * service ({@code ShuffleHandler}, {@code new InetSocketAddress(port)}) and the application
      * master's client and task RPC servers ({@code MRClientService}, {@code
      * TaskAttemptListenerImpl}) and web app ({@code WebApps}' default address);
-     * {@link #assertListenersOnLoopback} allows only them.
+     * {@link #assertListenersOnLoopback} allows only them, which the loopback-only network
+     * namespace ({@link #assertOnlyLoopbackNetwork}) keeps off every other interface.
      */
     private static void listenOnLoopback(Configuration conf) {
         conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);

@@ -232,10 +232,12 @@ class YarnEncryptedIntermediateDataTest {
      * of the test JVM and of the processes it started, the application master among them, is on
      * 127.0.0.1, but for the ones Hadoop 3.4.1 binds to the wildcard address in its code (see
      * {@link YarnCluster#assertListenersOnLoopback}): the NodeManagers' shuffle ports, and the
-     * application master's client RPC, task RPC and web ports, each found in its log.
+     * application master's client RPC, task RPC and web ports, each found in its log. Those are
+     * on the loopback only too: the processes run in a network namespace whose only interface is
+     * the loopback, which the tasks check in their own JVMs.
      */
     @Test
-    void everyServerListensOn127001ButTheOnesHadoopBindsToTheWildcardAddress() throws Exception {
+    void everyServerListensOnTheLoopbackOnly() throws Exception {
         // Only this job's application master may hold the wildcard ports the maps see.
         YarnCluster.awaitNoApplicationMaster();
         Job job = wordCount("listeners", true, true);
@@ -246,6 +248,8 @@ class YarnEncryptedIntermediateDataTest {
         Map<String, String> maps = taskLogs(job, MAP_DONE, INPUT_FILES);
         assertEquals(INPUT_FILES, maps.size(), () -> "map containers: " + maps.keySet());
         for (String log : maps.values()) {
+            assertEquals(List.of(INTERFACES_LINE + "[]"), YarnCluster.lines(log, INTERFACES_LINE).stream()
+                    .map(l -> l.substring(l.indexOf(INTERFACES_LINE))).toList(), "a task's network: only the loopback");
             List<Listeners.Listener> seen = new ArrayList<>();
             for (String line : YarnCluster.lines(log, LISTENER_LINE)) {
                 String[] fields = line.substring(line.indexOf(LISTENER_LINE) + LISTENER_LINE.length()).split(" ", 4);
@@ -281,9 +285,11 @@ class YarnEncryptedIntermediateDataTest {
     /** The configuration key of the process whose listeners {@link WordsSeeingListeners} logs. */
     private static final String LISTENERS_OF = "sealpipe.it.listeners.of";
     private static final String LISTENER_LINE = "sealpipe-it listener: ";
+    private static final String INTERFACES_LINE = "sealpipe-it network interfaces besides the loopback: ";
 
     /**
-     * The word count's mapper that first logs, one line each, the listeners of the process that
+     * The word count's mapper that first logs the network interfaces of its JVM besides the
+     * loopback ({@value #INTERFACES_LINE}), then, one line each, the listeners of the process that
      * {@value #LISTENERS_OF} names and of its descendants: {@value #LISTENER_LINE}, the address,
      * the port, the process id and its command line.
      */
@@ -292,6 +298,7 @@ class YarnEncryptedIntermediateDataTest {
 
         @Override
         protected void setup(Context context) {
+            LOG.info(INTERFACES_LINE + Listeners.interfacesBesidesLoopback());
             for (Listeners.Listener l : Listeners.of(context.getConfiguration().getLong(LISTENERS_OF, -1))) {
                 LOG.info(LISTENER_LINE + l.address() + " " + l.port() + " " + l.pid() + " " + l.command());
             }
