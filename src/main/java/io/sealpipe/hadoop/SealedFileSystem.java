@@ -607,16 +607,19 @@ public class SealedFileSystem extends FileSystem {
      * (S3A's {@code getObjectMetadata} and {@code listFilesAndEmptyDirectories}), the summary
      * costs the requests S3A's own does: one HEAD for a file; for a directory, that HEAD and one
      * flat listing of its files and empty directories, counted as S3A counts (see {@link
-     * #summaryOfFlatListing}). Elsewhere it is the wrapped file system's summary, with a file's
-     * length from its stored length and a directory's from one listing of its files ({@link
-     * #listFiles}, recursive).
+     * #summaryOfFlatListing}); the root, the listing alone. (With compression on, a file's
+     * length needs its last chunk read as well; with S3A's client-side encryption on, whose
+     * objects are longer than their files, there is no HEAD and a file is listed.) Elsewhere it
+     * is the wrapped file system's summary, with a file's length from its stored length and a
+     * directory's from one listing of its files ({@link #listFiles}, recursive).
      */
     @Override
     public ContentSummary getContentSummary(Path f) throws IOException {
         ObjectStoreCalls objectStore = OBJECT_STORE_CALLS.get(inner.getClass());
         if (objectStore != null) {
             Path wrapped = toWrapped(f);
-            ContentSummary file = wrapped.isRoot() ? null : summaryOfObject(wrapped, objectStore.head());
+            ContentSummary file = wrapped.isRoot() || !objectStore.objectLengthIsFileLength(this) ? null
+                    : summaryOfObject(wrapped, objectStore);
             return file != null ? file : summaryOfFlatListing(wrapped, objectStore.flatListing());
         }
         ContentSummary stored = inner.getContentSummary(toWrapped(f));
@@ -644,61 +647,75 @@ public class SealedFileSystem extends FileSystem {
     }
 
     /**
-     * An object store's calls that a summary needs: one HEAD of an object, and one flat listing
-     * of a tree's files and of the markers of its empty directories.
+     * An object store's calls that a summary needs: one flat listing of a tree's files and of the
+     * markers of its empty directories, and, where there is one, a HEAD of one object.
      *
-     * @param head {@code getObjectMetadata(Path)}, whose result has the object's length
      * @param flatListing {@code listFilesAndEmptyDirectories(Path, boolean)}
+     * @param head {@code getObjectMetadata(Path)}, or null
+     * @param length the method that gives the length on {@code head}'s result, or null
+     * @param cseEnabled {@code isCSEEnabled()}, or null
      */
-    private record ObjectStoreCalls(Method head, Method flatListing) {}
+    private record ObjectStoreCalls(Method flatListing, Method head, Method length, Method cseEnabled) {
+        /** Whether a HEAD gives a file's stored length: not with S3A's client-side encryption, which pads objects. */
+        boolean objectLengthIsFileLength(SealedFileSystem fs) throws IOException {
+            return head != null && (cseEnabled == null || Boolean.FALSE.equals(fs.invoke(fs.inner, cseEnabled)));
+        }
+    }
 
     /**
-     * A wrapped file system's public {@code getObjectMetadata(Path)} and {@code
-     * listFilesAndEmptyDirectories(Path, boolean)}, if it has both (S3A's, since Hadoop 3.3),
-     * found by name: sealpipe does not depend on hadoop-aws. The metadata is S3 SDK 1's
-     * {@code ObjectMetadata} (Hadoop 3.3) or SDK 2's {@code HeadObjectResponse} (3.4).
+     * A wrapped file system's public {@code listFilesAndEmptyDirectories(Path, boolean)} (S3A's,
+     * since Hadoop 3.3), with its {@code getObjectMetadata(Path)} and {@code isCSEEnabled()} if
+     * it has them, found by name: sealpipe does not depend on hadoop-aws. The metadata is S3
+     * SDK 1's {@code ObjectMetadata} (Hadoop 3.3) or SDK 2's {@code HeadObjectResponse} (3.4).
      */
     private static final ClassValue<ObjectStoreCalls> OBJECT_STORE_CALLS = new ClassValue<>() {
         @Override
         protected ObjectStoreCalls computeValue(Class<?> type) {
-            try {
-                Method flatListing = type.getMethod("listFilesAndEmptyDirectories", Path.class, boolean.class);
-                Method head = type.getMethod("getObjectMetadata", Path.class);
-                return RemoteIterator.class.isAssignableFrom(flatListing.getReturnType())
-                        && objectLength(head.getReturnType()) != null ? new ObjectStoreCalls(head, flatListing) : null;
-            } catch (NoSuchMethodException e) {
+            Method flatListing = publicMethod(type, "listFilesAndEmptyDirectories", Path.class, boolean.class);
+            if (flatListing == null || !RemoteIterator.class.isAssignableFrom(flatListing.getReturnType())) {
                 return null;
             }
+            Method head = publicMethod(type, "getObjectMetadata", Path.class);
+            Method length = head == null ? null : publicMethod(head.getReturnType(), "contentLength");
+            if (length == null && head != null) {
+                length = publicMethod(head.getReturnType(), "getContentLength");
+            }
+            if (length == null || (length.getReturnType() != long.class && length.getReturnType() != Long.class)) {
+                head = null;
+                length = null;
+            }
+            Method cseEnabled = publicMethod(type, "isCSEEnabled");
+            if (cseEnabled != null && cseEnabled.getReturnType() != boolean.class) {
+                cseEnabled = null;
+            }
+            return new ObjectStoreCalls(flatListing, head, length, cseEnabled);
         }
     };
 
-    /** The method that gives an object's length on an object store's metadata type, or null. */
-    private static Method objectLength(Class<?> metadata) {
-        for (String name : new String[] {"contentLength", "getContentLength"}) {
-            try {
-                Method method = metadata.getMethod(name);
-                if (method.getReturnType() == long.class || method.getReturnType() == Long.class) {
-                    return method;
-                }
-            } catch (NoSuchMethodException e) {
-                // the other name
-            }
+    private static Method publicMethod(Class<?> type, String name, Class<?>... parameters) {
+        try {
+            return type.getMethod(name, parameters);
+        } catch (NoSuchMethodException e) {
+            return null;
         }
-        return null;
     }
 
     /**
      * The summary of {@code wrapped} if it is an object (a file), from one HEAD request, or null
      * if there is none under that name (a directory, or nothing).
      */
-    private ContentSummary summaryOfObject(Path wrapped, Method head) throws IOException {
+    private ContentSummary summaryOfObject(Path wrapped, ObjectStoreCalls objectStore) throws IOException {
         Object metadata;
         try {
-            metadata = invoke(inner, head, wrapped);
+            metadata = invoke(inner, objectStore.head(), wrapped);
         } catch (FileNotFoundException e) {
             return null;
         }
-        long stored = ((Number) invoke(metadata, objectLength(metadata.getClass()))).longValue();
+        Object length = metadata == null ? null : invoke(metadata, objectStore.length());
+        if (!(length instanceof Number number)) {
+            return null; // no length: listed instead
+        }
+        long stored = number.longValue();
         FileStatus sealed = toSealed(new FileStatus(stored, false, 1, 0, 0, inner.makeQualified(wrapped)));
         return new ContentSummary.Builder().length(sealed.getLen()).fileCount(1).directoryCount(0)
                 .spaceConsumed(stored).build();

@@ -370,17 +370,35 @@ class SealedFileSystemTest {
             assertEquals(heads + 2, FlatListingFileSystem.HEADS.get(), "a file's summary is one HEAD");
 
             assertThrows(FileNotFoundException.class, () -> flat.getContentSummary(new Path(d, "missing")));
+
+            // With S3A's client-side encryption, an object is longer than its file: a file is listed instead.
+            FlatListingFileSystem.clientSideEncryption = true;
+            try {
+                heads = FlatListingFileSystem.HEADS.get();
+                listings = FlatListingFileSystem.LISTINGS.get();
+                assertEquals(3 * CHUNK, flat.getContentSummary(new Path(d, "x/b")).getLength());
+                assertEquals(heads, FlatListingFileSystem.HEADS.get(), "no HEAD with client-side encryption");
+                assertEquals(listings + 1, FlatListingFileSystem.LISTINGS.get(), "a listing instead");
+            } finally {
+                FlatListingFileSystem.clientSideEncryption = false;
+            }
         }
     }
 
     /**
      * The local file system with S3A's object store calls: a {@code getObjectMetadata} that finds
-     * files only, and a {@code listFilesAndEmptyDirectories} that lists files and empty
-     * directories, flat.
+     * files only, a {@code listFilesAndEmptyDirectories} that lists files and empty directories,
+     * flat, and an {@code isCSEEnabled}.
      */
     public static final class FlatListingFileSystem extends RawLocalFileSystem {
         static final java.util.concurrent.atomic.AtomicInteger LISTINGS = new java.util.concurrent.atomic.AtomicInteger();
         static final java.util.concurrent.atomic.AtomicInteger HEADS = new java.util.concurrent.atomic.AtomicInteger();
+
+        static volatile boolean clientSideEncryption;
+
+        public boolean isCSEEnabled() {
+            return clientSideEncryption;
+        }
 
         /** An object's metadata, as S3 SDK 2's {@code HeadObjectResponse} gives its length. */
         public record ObjectMetadata(Long contentLength) {}

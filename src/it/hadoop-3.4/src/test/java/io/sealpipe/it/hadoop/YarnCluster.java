@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.hadoop.SealpipeAesCtrCryptoCodec;
+import io.sealpipe.it.net.Listeners;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.hadoop.SealpipeAesCtrCryptoCodec;
+import io.sealpipe.it.net.Listeners;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

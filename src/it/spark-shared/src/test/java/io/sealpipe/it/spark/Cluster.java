@@ -1,7 +1,10 @@
 package io.sealpipe.it.spark;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.sealpipe.commons.SealpipeCryptoCipher;
 import io.sealpipe.engine.Engines;
+import io.sealpipe.it.net.Listeners;
 import java.io.File;
 import java.io.IOException;
 import java.io.Serializable;
@@ -104,12 +107,31 @@ final class Cluster {
         try {
             await(() -> sc.sc().statusTracker().getExecutorInfos().length == EXECUTORS + 1, // with the driver
                     "executors registered");
+            // An executor's block manager registers once its server listens.
+            await(() -> sc.sc().getExecutorMemoryStatus().size() == EXECUTORS + 1, "executors' block managers registered");
+            assertListenersOnLoopback();
         } catch (Throwable e) {
             sc.stop();
             throw e;
         }
         return sc;
     }
+
+    /**
+     * Checks that every server of this JVM and of the processes it started listens on 127.0.0.1
+     * only: the Master, the Worker, the driver and its block manager here; the executors' block
+     * managers, each in a JVM of its own; a KMS, if one runs ({@code SPARK_LOCAL_IP}, {@code spark.driver.bindAddress},
+     * {@code hadoop.kms.http.host}).
+     */
+    static void assertListenersOnLoopback() {
+        List<Listeners.Listener> listeners = Listeners.of(ProcessHandle.current().pid());
+        long executors = listeners.stream().filter(l -> l.inProcess(EXECUTOR_BACKEND)).map(Listeners.Listener::pid).distinct().count();
+        assertEquals(EXECUTORS, executors, () -> "executor processes with listeners: " + listeners);
+        assertEquals(List.of(), listeners.stream().filter(l -> !l.onLoopbackAddress()).toList(),
+                () -> "listeners not on 127.0.0.1, of " + listeners);
+    }
+
+    private static final String EXECUTOR_BACKEND = "org.apache.spark.executor.CoarseGrainedExecutorBackend";
 
     /**
      * Copies the work dirs of the Workers started by {@link #start} with {@code dir} (executors'

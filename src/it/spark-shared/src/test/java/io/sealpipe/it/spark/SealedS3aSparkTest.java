@@ -174,6 +174,16 @@ class SealedS3aSparkTest {
             listed += files.next().getLen();
         }
         assertEquals(listed, summary.getLength(), "the plaintext lengths");
+        // A file's summary (S3A's HEAD, whose metadata is the SDK's own: 1.x's on hadoop-aws
+        // 3.3.4, 2.x's on 3.4.1) has its plaintext length and its stored length as space.
+        String part = parts.get(0);
+        org.apache.hadoop.fs.Path sealedPart = new org.apache.hadoop.fs.Path(SEALED + part.substring(PLAIN.length()));
+        ContentSummary file = sealedFs.getContentSummary(sealedPart);
+        assertEquals(1, file.getFileCount(), sealedPart.toString());
+        assertEquals(0, file.getDirectoryCount(), sealedPart.toString());
+        assertEquals(open(readAll(PLAIN, part)).length, file.getLength(), "the plaintext length of " + sealedPart);
+        assertEquals(wrapped().getFileStatus(new org.apache.hadoop.fs.Path(part)).getLen(), file.getSpaceConsumed(),
+                "the stored length of " + sealedPart);
         System.out.printf("%s committer: %d sealed part objects on S3, the filtered read found %d rows%n", name,
                 parts.size(), found.size());
     }

@@ -1,4 +1,4 @@
-package io.sealpipe.it.hadoop;
+package io.sealpipe.it.net;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
 import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -18,18 +19,19 @@ import java.util.Map;
 /**
  * The TCP sockets that a process and its descendants listen on, read from Linux's {@code /proc}:
  * the processes' open sockets ({@code /proc/PID/fd}) matched by inode with the listening entries
- * of {@code /proc/net/tcp} and {@code /proc/net/tcp6}. The tests use it to show where the servers
- * they start (the test JVM's, the application master's, the containers') accept connections,
- * and which network interfaces there are.
+ * of {@code /proc/net/tcp} and {@code /proc/net/tcp6}. The Hadoop and Spark tests use it to show
+ * where the servers they start (in the test JVM, and in the JVMs it starts: application masters
+ * and containers, executors, the KMS) accept connections, and which network interfaces there are.
+ * One copy, in {@code src/it/net-shared}, added to each project's test sources.
  */
-final class Listeners {
+public final class Listeners {
     /** A listening socket, the address it is bound to (an IPv4-mapped IPv6 address as IPv4), and its process. */
-    record Listener(long pid, String command, String address, int port) {
-        boolean onLoopbackAddress() {
+    public record Listener(long pid, String command, String address, int port) {
+        public boolean onLoopbackAddress() {
             return address.equals("127.0.0.1");
         }
 
-        boolean inProcess(String mainClass) {
+        public boolean inProcess(String mainClass) {
             return command.contains(mainClass);
         }
 
@@ -50,7 +52,7 @@ final class Listeners {
      * tests run, see {@code src/it/loopback-only/bin/java}), where a server bound to the wildcard
      * address is reached only over the loopback.
      */
-    static List<String> interfacesBesidesLoopback() {
+    public static List<String> interfacesBesidesLoopback() {
         List<String> others = new ArrayList<>();
         try {
             for (NetworkInterface nic : NetworkInterface.networkInterfaces().toList()) {
@@ -65,7 +67,7 @@ final class Listeners {
     }
 
     /** The listening sockets of process {@code rootPid} and of every process it started, directly or not, that still runs. */
-    static List<Listener> of(long rootPid) {
+    public static List<Listener> of(long rootPid) {
         ProcessHandle root = ProcessHandle.of(rootPid).orElseThrow(() -> new IllegalArgumentException("no process " + rootPid));
         List<ProcessHandle> processes = new ArrayList<>();
         processes.add(root);
@@ -92,12 +94,28 @@ final class Listeners {
                 ProcessHandle owner = owners.get(fields[9]);
                 if (fields[3].equals(LISTEN) && owner != null) {
                     String[] local = fields[1].split(":");
-                    String command = owner.info().commandLine().orElse("?");
+                    String command = commandLine(owner.pid());
                     listeners.add(new Listener(owner.pid(), command, address(local[0]), Integer.parseInt(local[1], 16)));
                 }
             }
         }
         return listeners;
+    }
+
+    /**
+     * A process's whole command line, its arguments joined by spaces, from {@code
+     * /proc/PID/cmdline} ({@code ProcessHandle.Info} cuts a long one short: a JVM's class path
+     * can hide its main class), or "?" if the process has ended.
+     */
+    private static String commandLine(long pid) {
+        try {
+            byte[] bytes = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline"));
+            return new String(bytes, StandardCharsets.UTF_8).replace('\0', ' ').trim();
+        } catch (NoSuchFileException ended) {
+            return "?";
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** The inodes of the sockets a process has open (none if it has ended). */
