@@ -20,6 +20,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.BooleanSupplier;
 import java.util.jar.JarFile;
 import java.util.jar.Manifest;
@@ -109,7 +111,7 @@ final class Cluster {
                     "executors registered");
             // An executor's block manager registers once its server listens.
             await(() -> sc.sc().getExecutorMemoryStatus().size() == EXECUTORS + 1, "executors' block managers registered");
-            assertListenersOnLoopback();
+            assertListenersOnLoopback(sc);
         } catch (Throwable e) {
             sc.stop();
             throw e;
@@ -123,10 +125,20 @@ final class Cluster {
      * managers, each in a JVM of its own; a KMS, if one runs ({@code SPARK_LOCAL_IP}, {@code spark.driver.bindAddress},
      * {@code hadoop.kms.http.host}).
      */
-    static void assertListenersOnLoopback() {
+    static void assertListenersOnLoopback(JavaSparkContext sc) {
         List<Listeners.Listener> listeners = Listeners.of(ProcessHandle.current().pid());
-        long executors = listeners.stream().filter(l -> l.inProcess(EXECUTOR_BACKEND)).map(Listeners.Listener::pid).distinct().count();
-        assertEquals(EXECUTORS, executors, () -> "executor processes with listeners: " + listeners);
+        // This context's block managers (an earlier context's executors may still be exiting):
+        // the executors' each listen in an executor process of their own.
+        Set<Integer> blockManagerPorts = new TreeSet<>();
+        for (scala.collection.Iterator<String> hostPorts = sc.sc().getExecutorMemoryStatus().keysIterator(); hostPorts.hasNext();) {
+            String hostPort = hostPorts.next();
+            blockManagerPorts.add(Integer.parseInt(hostPort.substring(hostPort.lastIndexOf(':') + 1)));
+        }
+        long executors = listeners.stream()
+                .filter(l -> blockManagerPorts.contains(l.port()) && l.inProcess(EXECUTOR_BACKEND))
+                .map(Listeners.Listener::pid).distinct().count();
+        assertEquals(EXECUTORS, executors, () -> "executor processes listening on the block manager ports "
+                + blockManagerPorts + ": " + listeners);
         assertEquals(List.of(), listeners.stream().filter(l -> !l.onLoopbackAddress()).toList(),
                 () -> "listeners not on 127.0.0.1, of " + listeners);
     }
