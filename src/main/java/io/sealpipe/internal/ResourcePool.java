@@ -32,8 +32,18 @@ public final class ResourcePool<R> {
         return null;
     }
 
-    /** Returns a resource that {@link #take()} gave. */
+    /**
+     * Returns a resource that {@link #take()} gave.
+     *
+     * @throws IllegalStateException if {@code r} is in the pool already (given back twice, which
+     *     would lend one cipher context to two threads)
+     */
     public void give(R r) {
+        for (int i = 0; i < slots.length(); i++) {
+            if (slots.get(i) == r) {
+                throw new IllegalStateException("a resource was given back to its pool twice");
+            }
+        }
         for (int i = 0; ; i = (i + 1) % slots.length()) {
             if (slots.get(i) == null && slots.compareAndSet(i, null, r)) {
                 return;

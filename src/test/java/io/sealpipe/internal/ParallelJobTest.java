@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.security.GeneralSecurityException;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -40,7 +39,7 @@ class ParallelJobTest {
         }
 
         TestJob(int tokens, Executor executor) {
-            super(new ResourcePool<>(Collections.nCopies(tokens, new Object())), executor);
+            super(new ResourcePool<>(java.util.stream.Stream.generate(Object::new).limit(tokens).toList()), executor);
         }
 
         @Override
