@@ -7,6 +7,7 @@ import java.io.OutputStream;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.hadoop.fs.Abortable;
 import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FSError;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.fs.Syncable;
@@ -200,7 +201,10 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
             }
             gcm.close(); // seals, or throws the failure that stopped the message
         } catch (Throwable e) {
-            abandonWrapped();
+            IOException cleanup = abandonWrapped();
+            if (cleanup != null && cleanup != e && cleanup != e.getCause()) {
+                e.addSuppressed(cleanup);
+            }
             throw e;
         }
         if (wrappedDone.compareAndSet(false, true)) {
@@ -238,6 +242,10 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
             return e;
         } catch (RuntimeException e) {
             return new IOException(e);
+        } catch (FSError e) {
+            // Hadoop's local file system reports a failed write (a full disk) as this Error; here,
+            // while abandoning a file that failed already, it is only what the cleanup hit.
+            return e.getCause() instanceof IOException cause ? cause : new IOException(e);
         }
     }
 

@@ -1,0 +1,66 @@
+package io.sealpipe;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A small {@code tmpfs} that a test mounts, to fill up: a real "No space left on device" from the
+ * kernel. Mounting needs root (tests run as root here and in CI). Where {@code mount} is refused
+ * the test is skipped with the reason, except under {@code CI=true}, where it fails: CI must run
+ * the full-disk tests. {@link #close()} unmounts (lazily, so an open file a failing test left
+ * cannot keep it mounted) and removes the directory.
+ */
+public final class Tmpfs implements AutoCloseable {
+    /** The mounted directory. */
+    public final Path dir;
+
+    private Tmpfs(Path dir) {
+        this.dir = dir;
+    }
+
+    /** Mounts a tmpfs of {@code bytes} on a new directory under {@code parent}. */
+    public static Tmpfs mount(Path parent, long bytes) throws IOException, InterruptedException {
+        Path dir = Files.createTempDirectory(parent, "tmpfs");
+        String refused = run(List.of("mount", "-t", "tmpfs", "-o", "size=" + bytes + ",mode=0700", "tmpfs", dir.toString()));
+        if (refused != null) {
+            Files.delete(dir);
+            boolean ci = "true".equalsIgnoreCase(System.getenv("CI"));
+            if (ci) {
+                throw new AssertionError("CI must run the full-disk tests, but mounting a tmpfs was refused: " + refused);
+            }
+            assumeTrue(false, "mounting a tmpfs was refused (the full-disk tests need root): " + refused);
+        }
+        return new Tmpfs(dir);
+    }
+
+    @Override
+    public void close() throws IOException, InterruptedException {
+        String failed = run(List.of("umount", "-l", dir.toString()));
+        if (failed != null) {
+            throw new IOException("could not unmount the test's tmpfs at " + dir + ": " + failed);
+        }
+        Files.delete(dir);
+    }
+
+    /** Runs a command; null if it succeeded, else what it printed and its exit status. */
+    private static String run(List<String> command) throws IOException, InterruptedException {
+        Process p;
+        try {
+            p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        } catch (IOException e) {
+            return String.join(" ", command) + ": " + e.getMessage();
+        }
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return String.join(" ", command) + " did not finish";
+        }
+        return p.exitValue() == 0 ? null : String.join(" ", command) + " exited " + p.exitValue() + ": " + output;
+    }
+}
