@@ -1,6 +1,7 @@
 package io.sealpipe.hadoop;
 
 import java.io.IOException;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSInputStream;
 import org.apache.hadoop.fs.LocalFileSystem;
@@ -21,9 +22,15 @@ public final class FailingLocalFileSystem extends LocalFileSystem {
     public static final String FAILS = ".fails";
     /** The bytes a failing file gives before it fails. */
     public static final int FAIL_AFTER = 100_000;
+    private static final AtomicInteger FAILURES = new AtomicInteger();
 
     public FailingLocalFileSystem() {
         super(new Raw());
+    }
+
+    /** How many reads failed in this JVM so far: a test's proof that its source did fail. */
+    public static int failures() {
+        return FAILURES.get();
     }
 
     /** The raw local file system whose {@code *.fails} files fail. */
@@ -48,6 +55,7 @@ public final class FailingLocalFileSystem extends LocalFileSystem {
 
         private void failIfAtTheFailure() throws IOException {
             if (position >= FAIL_AFTER) {
+                FAILURES.incrementAndGet();
                 throw new IOException(path + ": reading failed at byte " + position + " (on purpose: a failing source)");
             }
         }

@@ -150,17 +150,19 @@ class SealedCopyHelpersTest {
         assertSealedShorterFile(path);
     }
 
-    /** {@code hadoop fs COMMAND [OPTIONS] failing destination}: its exit code. */
+    /** {@code hadoop fs COMMAND [OPTIONS] failing destination}, which must fail with the source: its exit code. */
     private int fsShell(String command, List<String> options, Path destination) throws Exception {
         List<String> args = new ArrayList<>(List.of(command));
         args.addAll(options);
         args.add(failing.toString());
         args.add(destination.toString());
+        int failures = FailingLocalFileSystem.failures();
         FsShell shell = new FsShell(conf);
         try {
             return ToolRunner.run(conf, shell, args.toArray(String[]::new));
         } finally {
             shell.close();
+            assertTrue(FailingLocalFileSystem.failures() > failures, "the source did not fail");
         }
     }
 
