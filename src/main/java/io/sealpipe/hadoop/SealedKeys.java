@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.crypto.key.KeyProvider;
 import org.apache.hadoop.crypto.key.KeyProvider.KeyVersion;
@@ -118,7 +119,17 @@ final class SealedKeys implements Closeable {
     /** The material a written file's key must have: Cobblestone-256. */
     private static final int WRITE_KEY_BYTES = 32;
 
-    private final Configuration conf;
+    /**
+     * Makes a new provider for each read: a keystore provider is a snapshot of its file, and a KMS
+     * client is closed after each read.
+     */
+    @FunctionalInterface
+    interface Providers {
+        KeyProvider open() throws IOException;
+    }
+
+    private final Providers providers;
+    private final LongSupplier nanoTime; // System.nanoTime, or a test's clock
     private final String providerPath;
     private final String keyName;
     private final int parallelism;
@@ -131,11 +142,13 @@ final class SealedKeys implements Closeable {
     private boolean read;            // guarded by this; whether the provider was read once
     private long reads;              // guarded by this; reads of the provider finished, failed ones too
     private Exception lastFailure;   // guarded by this; why the last read failed, null if it succeeded
-    private long readAt;             // guarded by this; System.nanoTime() of the last read
+    private long readAt;             // guarded by this; nanoTime of the last read
     private volatile boolean closed; // set under this
 
-    private SealedKeys(Configuration conf, String providerPath, String keyName, int parallelism, long refreshNanos) {
-        this.conf = conf;
+    private SealedKeys(Providers providers, LongSupplier nanoTime, String providerPath, String keyName, int parallelism,
+            long refreshNanos) {
+        this.providers = providers;
+        this.nanoTime = nanoTime;
         this.providerPath = providerPath;
         this.keyName = keyName;
         this.parallelism = parallelism;
@@ -151,6 +164,16 @@ final class SealedKeys implements Closeable {
      *     exist in it
      */
     static SealedKeys load(Configuration conf, int parallelism) throws IOException {
+        String path = conf.getTrimmed(SealedFileSystem.KEY_PROVIDER_PATH);
+        return load(conf, parallelism, () -> newProvider(conf, path), System::nanoTime);
+    }
+
+    /**
+     * {@link #load(Configuration, int)} with the providers made by {@code providers} and the time
+     * told by {@code nanoTime} (as {@link System#nanoTime()}): for tests.
+     */
+    static SealedKeys load(Configuration conf, int parallelism, Providers providers, LongSupplier nanoTime)
+            throws IOException {
         String path = required(conf, SealedFileSystem.KEY_PROVIDER_PATH,
                 "the URI of the Hadoop KeyProvider that holds the key, such as jceks://file/etc/sealpipe/keys.jceks or kms://http@kms:9600/kms");
         String name = required(conf, SealedFileSystem.KEY_NAME,
@@ -159,7 +182,7 @@ final class SealedKeys implements Closeable {
         if (refreshSeconds < 0) {
             throw new IllegalArgumentException(SealedFileSystem.KEY_REFRESH_SECONDS + " must be 0 or more, not " + refreshSeconds);
         }
-        KeyProvider provider = newProvider(conf, path);
+        KeyProvider provider = providers.open();
         try {
             KeyProvider.Metadata metadata;
             try {
@@ -174,7 +197,7 @@ final class SealedKeys implements Closeable {
         } finally {
             provider.close(); // a keystore provider is a snapshot of the file: each read makes a new one
         }
-        return new SealedKeys(conf, path, name, parallelism,
+        return new SealedKeys(providers, nanoTime, path, name, parallelism,
                 refreshSeconds > Long.MAX_VALUE / 1_000_000_000L ? Long.MAX_VALUE : refreshSeconds * 1_000_000_000L);
     }
 
@@ -296,7 +319,7 @@ final class SealedKeys implements Closeable {
     }
 
     private boolean stale() {
-        return System.nanoTime() - readAt >= refreshNanos; // 0: always
+        return nanoTime.getAsLong() - readAt >= refreshNanos; // 0: always
     }
 
     private Match match(byte[] header) {
@@ -362,7 +385,7 @@ final class SealedKeys implements Closeable {
 
     /** One read of a new provider, closed after it (its failure to close changes nothing read). */
     private ProviderVersions readProvider() throws IOException {
-        KeyProvider provider = newProvider(conf, providerPath);
+        KeyProvider provider = providers.open();
         ProviderVersions found;
         try {
             found = new ProviderVersions(provider.getKeyVersions(keyName), provider.getCurrentKey(keyName));
@@ -393,7 +416,7 @@ final class SealedKeys implements Closeable {
     /** Replaces the versions kept with {@code found}'s, reusing those of the same material. */
     private void keep(ProviderVersions found) throws IOException {
         read = true;
-        readAt = System.nanoTime();
+        readAt = nanoTime.getAsLong();
         KeyVersion now = found.current();
         if (now == null || now.getMaterial() == null || found.all() == null) {
             forget();
