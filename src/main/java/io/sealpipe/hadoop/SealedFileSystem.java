@@ -55,6 +55,7 @@ import org.apache.hadoop.util.functional.FutureIO;
  * sealpipe.fs.parallelism       = 1                          (threads per written file)
  * sealpipe.fs.cache.chunks      = 8                          (decrypted 16 KiB chunks kept per open file)
  * sealpipe.fs.key.refresh.seconds = 600                      (how long key versions are kept)
+ * sealpipe.fs.key.miss.refresh.seconds = 5                   (fewest seconds between reads for files no version matches)
  * sealpipe.fs.downgrade.syncable.exceptions = false          (true: partial-chunk hflush only flushes)
  * sealpipe.fs.compress         = none                       (snappy: compress new files, see COMPRESS)
  * </pre>
@@ -115,13 +116,32 @@ public class SealedFileSystem extends FileSystem {
     /**
      * Seconds the key versions read from the provider are kept before the next file created or
      * opened reads them again (default {@value #DEFAULT_KEY_REFRESH_SECONDS}; 0 reads them for
-     * every file); a file whose version is not among them makes the file system read them at
-     * once. Until the next read, a key deleted (or deleted and created again) in the provider is
-     * still used: 0 where keys may be replaced under a running application.
+     * every file, except a file opened while another's read is in progress, which a version kept
+     * serves); a file whose version is not among them makes the file system read them at once
+     * (at most once per {@value #KEY_MISS_REFRESH_SECONDS}). Until the next read, a key deleted
+     * (or deleted and created again) in the provider is still used: 0 where keys may be replaced
+     * under a running application.
      */
     public static final String KEY_REFRESH_SECONDS = "sealpipe.fs.key.refresh.seconds";
     /** The default of {@value #KEY_REFRESH_SECONDS}: ten minutes. */
     public static final long DEFAULT_KEY_REFRESH_SECONDS = 600;
+    /**
+     * The fewest seconds between two reads of the key provider made for files that no version
+     * kept matches (default {@value #DEFAULT_KEY_MISS_REFRESH_SECONDS}; 0: a read for every such
+     * file). The first such file reads the provider at once (a file written under a version
+     * rolled since then opens); the others within the interval fail as matching no version
+     * without asking it, so that listing a directory of another key's files with
+     * {@value #COMPRESS}{@code =snappy} (whose statuses open each file) costs one read, not one
+     * per file. A version rolled within the interval after such a read opens once it has passed.
+     */
+    public static final String KEY_MISS_REFRESH_SECONDS = "sealpipe.fs.key.miss.refresh.seconds";
+    /**
+     * The default of {@value #KEY_MISS_REFRESH_SECONDS}: five seconds, at most one provider read
+     * (a keystore decryption or a KMS call, milliseconds to a fraction of a second) per five
+     * seconds of files of other keys, while a version rolled by another process is missed for
+     * seconds at most, and only just after such a read: task retries take longer.
+     */
+    public static final long DEFAULT_KEY_MISS_REFRESH_SECONDS = 5;
     /**
      * Compression inside sealed files: {@code none} (the default) or {@code snappy}; any other
      * value fails the file system's initialisation. With {@code snappy}, new files are compressed

@@ -4,15 +4,18 @@ import io.sealpipe.AesKey;
 import io.sealpipe.GcmStreams;
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.LongSupplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.crypto.key.KeyProvider;
 import org.apache.hadoop.crypto.key.KeyProvider.KeyVersion;
@@ -26,9 +29,20 @@ import org.apache.hadoop.fs.Path;
  * <p>The versions read from the provider are kept: a keystore provider decrypts each entry with
  * a slow password-based cipher, and a KMS answers over the network, neither of which every file
  * should wait for. Once {@code sealpipe.fs.key.refresh.seconds} have passed since the last read,
- * the next file created or opened reads them again from a new provider (0: every file), and a
- * file whose commitment matches none of them makes this read them at once (a file written under
- * a newer version is readable at once). Callers that need a read at the same moment share one.
+ * the next file created or opened reads them again from a new provider (0: every file). A file
+ * whose commitment matches none of them makes this read them again, so that a file written under
+ * a version rolled since is readable at once; but at most once per
+ * {@code sealpipe.fs.key.miss.refresh.seconds} (default 5): with compression on, a listing opens
+ * every file, and a directory of another key's files would otherwise cost a provider made and
+ * read (a keystore decryption, a KMS call) per file. Within that interval such a file fails as
+ * matching no version without asking the provider: a version rolled within the interval after
+ * such a read is found once it has passed.
+ *
+ * <p>No lock is held while the provider is called. One caller reads; the callers that need a
+ * read meanwhile (a writer once the versions are stale, a file that no version kept matches)
+ * wait for that read and share it; the others are served by the versions kept, stale or not,
+ * and wait for nothing (a file opened during a read may use a version that read then finds
+ * deleted, as one opened just before it would).
  *
  * <p>A version is kept by its material (the SHA-256 of it), never by its name: a key deleted and
  * created again under the same name starts again at {@code NAME@0}, with other material. Each
@@ -39,13 +53,22 @@ import org.apache.hadoop.fs.Path;
  * {@code create} uses the current version read before until the refresh period has passed, then
  * fails until a read succeeds.
  *
+ * <p>The material arrays a provider hands out ({@link KeyVersion#getMaterial()}, copies made for
+ * the read by Hadoop's keystore and KMS providers) are zeroed once each version is copied, and
+ * when the read fails. A transient provider's are left alone ({@link KeyProvider#isTransient()}:
+ * Hadoop's {@code user:///} hands out the arrays of the user's credentials themselves, which the
+ * JVM goes on using). Material of zero bytes only is never kept: it is no key, but what a provider
+ * that keeps the arrays it hands out, without saying it is transient, returns once they were
+ * zeroed.
+ *
  * <p>Each version holds copies of its material ({@link AesKey} and the {@link GcmStreams} that
  * match headers against it), which {@link #close()}, or a read that no longer lists it, destroys.
  * Callers get {@code GcmStreams} of their own, made under this object's lock from a whole copy of
  * the key, and destroy them once their stream is made: a {@code close()} from another thread
- * never leaves a caller with a zeroed key. The provider is never called under the lock that
- * {@code close()} takes (Hadoop's shutdown hook closes file systems while it holds the
- * {@code FileSystem} cache's lock, which making a {@code jceks://} provider needs). Thread-safe.
+ * never leaves a caller with a zeroed key. {@code close()} waits for no read of the provider
+ * (Hadoop's shutdown hook closes file systems while it holds the {@code FileSystem} cache's lock,
+ * which making a {@code jceks://} provider needs): a read that ends after it keeps nothing.
+ * Thread-safe.
  */
 final class SealedKeys implements Closeable {
     /**
@@ -118,28 +141,57 @@ final class SealedKeys implements Closeable {
     /** The material a written file's key must have: Cobblestone-256. */
     private static final int WRITE_KEY_BYTES = 32;
 
-    private final Configuration conf;
+    /**
+     * Makes a new provider for each read: a keystore provider is a snapshot of its file, and a KMS
+     * client is closed after each read.
+     */
+    @FunctionalInterface
+    interface Providers {
+        KeyProvider open() throws IOException;
+    }
+
+    /**
+     * One read of the provider, run by the caller that began it, with no lock held; the callers
+     * that need a read meanwhile wait for it to be done.
+     */
+    private static final class Read {
+        final long startedAt;
+        final CountDownLatch done = new CountDownLatch(1);
+        Exception failure; // why it failed, null if it succeeded: set before done counts down
+
+        Read(long startedAt) {
+            this.startedAt = startedAt;
+        }
+    }
+
+    private final Providers providers;
+    private final LongSupplier nanoTime; // System.nanoTime, or a test's clock
     private final String providerPath;
     private final String keyName;
     private final int parallelism;
     private final long refreshNanos;
-    /** One read of the provider at a time; never taken by {@link #close()}, never under this. */
-    private final ReentrantLock reading = new ReentrantLock();
+    private final long missRefreshNanos;
     private Map<String, Version> byMaterial = new LinkedHashMap<>(); // guarded by this; by SHA-256 of the material
     private Version current;         // guarded by this; null until read, or if the current version cannot write
     private String cannotWrite;      // guarded by this; why current is null after a read
-    private boolean read;            // guarded by this; whether the provider was read once
-    private long reads;              // guarded by this; reads of the provider finished, failed ones too
+    private boolean readOnce;        // guarded by this; whether a read of the provider got as far as keeping
     private Exception lastFailure;   // guarded by this; why the last read failed, null if it succeeded
-    private long readAt;             // guarded by this; System.nanoTime() of the last read
+    private long readAt;             // guarded by this; nanoTime of the last read that succeeded
+    private Read reading;            // guarded by this; the read in progress, null if none
+    private int waiting;             // guarded by this; callers waiting for the read in progress
+    private boolean missRead;        // guarded by this; whether a file that no version kept matched made a read
+    private long missReadAt;         // guarded by this; nanoTime at which the last such read began
     private volatile boolean closed; // set under this
 
-    private SealedKeys(Configuration conf, String providerPath, String keyName, int parallelism, long refreshNanos) {
-        this.conf = conf;
+    private SealedKeys(Providers providers, LongSupplier nanoTime, String providerPath, String keyName, int parallelism,
+            long refreshNanos, long missRefreshNanos) {
+        this.providers = providers;
+        this.nanoTime = nanoTime;
         this.providerPath = providerPath;
         this.keyName = keyName;
         this.parallelism = parallelism;
         this.refreshNanos = refreshNanos;
+        this.missRefreshNanos = missRefreshNanos;
     }
 
     /**
@@ -151,15 +203,24 @@ final class SealedKeys implements Closeable {
      *     exist in it
      */
     static SealedKeys load(Configuration conf, int parallelism) throws IOException {
+        String path = conf.getTrimmed(SealedFileSystem.KEY_PROVIDER_PATH);
+        return load(conf, parallelism, () -> newProvider(conf, path), System::nanoTime);
+    }
+
+    /**
+     * {@link #load(Configuration, int)} with the providers made by {@code providers} and the time
+     * told by {@code nanoTime} (as {@link System#nanoTime()}): for tests.
+     */
+    static SealedKeys load(Configuration conf, int parallelism, Providers providers, LongSupplier nanoTime)
+            throws IOException {
         String path = required(conf, SealedFileSystem.KEY_PROVIDER_PATH,
                 "the URI of the Hadoop KeyProvider that holds the key, such as jceks://file/etc/sealpipe/keys.jceks or kms://http@kms:9600/kms");
         String name = required(conf, SealedFileSystem.KEY_NAME,
                 "the name of the key in " + path + " (create one with: hadoop key create NAME -size 256 -provider " + path + ")");
-        long refreshSeconds = conf.getLong(SealedFileSystem.KEY_REFRESH_SECONDS, SealedFileSystem.DEFAULT_KEY_REFRESH_SECONDS);
-        if (refreshSeconds < 0) {
-            throw new IllegalArgumentException(SealedFileSystem.KEY_REFRESH_SECONDS + " must be 0 or more, not " + refreshSeconds);
-        }
-        KeyProvider provider = newProvider(conf, path);
+        long refreshNanos = nanos(conf, SealedFileSystem.KEY_REFRESH_SECONDS, SealedFileSystem.DEFAULT_KEY_REFRESH_SECONDS);
+        long missRefreshNanos = nanos(conf, SealedFileSystem.KEY_MISS_REFRESH_SECONDS,
+                SealedFileSystem.DEFAULT_KEY_MISS_REFRESH_SECONDS);
+        KeyProvider provider = providers.open();
         try {
             KeyProvider.Metadata metadata;
             try {
@@ -174,8 +235,16 @@ final class SealedKeys implements Closeable {
         } finally {
             provider.close(); // a keystore provider is a snapshot of the file: each read makes a new one
         }
-        return new SealedKeys(conf, path, name, parallelism,
-                refreshSeconds > Long.MAX_VALUE / 1_000_000_000L ? Long.MAX_VALUE : refreshSeconds * 1_000_000_000L);
+        return new SealedKeys(providers, nanoTime, path, name, parallelism, refreshNanos, missRefreshNanos);
+    }
+
+    /** The seconds set for {@code key} (0 or more), in nanoseconds. */
+    private static long nanos(Configuration conf, String key, long defaultSeconds) {
+        long seconds = conf.getLong(key, defaultSeconds);
+        if (seconds < 0) {
+            throw new IllegalArgumentException(key + " must be 0 or more, not " + seconds);
+        }
+        return seconds > Long.MAX_VALUE / 1_000_000_000L ? Long.MAX_VALUE : seconds * 1_000_000_000L;
     }
 
     /**
@@ -222,25 +291,28 @@ final class SealedKeys implements Closeable {
 
     /**
      * Streams of the current version, for writing a plain or a compressed file: the caller's
-     * own, to destroy once its stream is made.
+     * own, to destroy once its stream is made. Once the versions are stale this reads them again,
+     * or waits for the read in progress.
      *
      * @throws IOException if this was closed, the provider cannot be read, has no current version
      *     (the key was deleted) or its material is not 256 bits
      */
     GcmStreams forWriting(boolean compressed) throws IOException {
-        long seen;
+        Read read;
+        boolean mine;
         synchronized (this) {
             checkOpen();
             if (current != null && !stale()) {
                 return current.streams(compressed);
             }
-            seen = reads;
+            mine = reading == null;
+            read = mine ? beginRead() : join(reading);
         }
-        readVersions(seen);
+        Exception failed = mine ? run(read) : await(read);
         synchronized (this) {
             checkOpen();
-            if (lastFailure != null) { // the read this call shared failed: nothing newer is known
-                throw new IOException(lastFailure.getMessage(), lastFailure);
+            if (failed != null) { // nothing newer is known
+                throw new IOException(failed.getMessage(), failed);
             }
             if (current == null) {
                 throw new IOException(cannotWrite);
@@ -252,51 +324,73 @@ final class SealedKeys implements Closeable {
     /**
      * The version that wrote the file whose first {@link GcmStreams#HEADER_LENGTH} bytes are
      * {@code header}, as streams of the caller's own (to destroy once the file is open): tried
-     * among the versions kept, unless they are stale, then after reading them again from the
-     * provider (a version rolled by another process since). If that read fails, the versions
-     * read before are tried; if the provider says the key is gone, none is.
+     * among the versions kept while they are fresh or another caller reads the provider, then
+     * after reading them again (a version rolled by another process since). That read is made
+     * at once when the versions are stale, and for a file that none of the fresh versions matches
+     * at most once per {@code sealpipe.fs.key.miss.refresh.seconds}. If the read fails, the
+     * versions read before are tried; if the provider says the key is gone, none is.
      *
-     * @throws IOException naming {@code path} if this was closed, or no version matches (then
-     *     naming the key and the versions tried, or why the provider could not be read)
+     * @throws NoVersionMatches naming {@code path}, the key and the versions tried, if no version
+     *     matches
+     * @throws IOException naming {@code path} if this was closed, or no version matches and the
+     *     last read of the provider failed (saying why)
      */
     Match forReading(byte[] header, Path path) throws IOException {
-        long seen;
+        Read read;
+        boolean mine;
         synchronized (this) {
             checkOpen();
-            if (read && !stale()) {
+            boolean fresh = readOnce && !stale();
+            if (fresh || reading != null) { // a caller that the versions kept serve never waits for a read
                 Match found = match(header);
                 if (found != null) {
                     return found;
                 }
             }
-            seen = reads;
+            if (reading != null) {
+                read = join(reading);
+                mine = false;
+            } else if (!fresh || !missRead || nanoTime.getAsLong() - missReadAt >= missRefreshNanos) {
+                read = beginRead();
+                mine = true;
+            } else {
+                if (lastFailure != null) {
+                    throw new IOException(path + ": " + lastFailure.getMessage(), lastFailure);
+                }
+                throw noVersionMatches(path, "; a version rolled since the provider was last read for such a file, less"
+                        + " than " + SealedFileSystem.KEY_MISS_REFRESH_SECONDS + "=" + missRefreshNanos / 1_000_000_000L
+                        + " seconds ago, is tried once they have passed");
+            }
+            if (fresh) { // this file made (or shares) the read: the next such file waits for the interval
+                missRead = true;
+                missReadAt = read.startedAt;
+            }
         }
-        IOException unread = null;
-        try {
-            readVersions(seen);
-        } catch (IOException e) {
-            unread = e; // a KMS outage leaves the versions read before; a deleted key, none
-        }
+        Exception failed = mine ? run(read) : await(read); // a KMS outage leaves the versions read before; a deleted key, none
         synchronized (this) {
             checkOpen();
             Match found = match(header);
             if (found != null) {
                 return found;
             }
-            Exception failed = unread != null ? unread : lastFailure; // this call's read, or the one it shared
             if (failed != null) {
                 throw new IOException(path + ": " + failed.getMessage(), failed);
             }
-            List<String> tried = byMaterial.values().stream().map(Version::name).toList();
-            throw new NoVersionMatches(path + ": no version of the key '" + keyName + "' in " + providerPath
-                    + " matches the file's key commitment (tried " + String.join(", ", tried) + "): the file was"
-                    + " written under another key, or it is not a sealed file (a version deleted from the provider is"
-                    + " not tried). No byte of it was decrypted.");
+            throw noVersionMatches(path, "");
         }
     }
 
+    /** Under this: a file matches no version kept ({@code more} says more about why, or is empty). */
+    private NoVersionMatches noVersionMatches(Path path, String more) {
+        List<String> tried = byMaterial.values().stream().map(Version::name).toList();
+        return new NoVersionMatches(path + ": no version of the key '" + keyName + "' in " + providerPath
+                + " matches the file's key commitment (tried " + String.join(", ", tried) + "): the file was"
+                + " written under another key, or it is not a sealed file (a version deleted from the provider is"
+                + " not tried" + more + "). No byte of it was decrypted.");
+    }
+
     private boolean stale() {
-        return System.nanoTime() - readAt >= refreshNanos; // 0: always
+        return nanoTime.getAsLong() - readAt >= refreshNanos; // 0: always
     }
 
     private Match match(byte[] header) {
@@ -311,76 +405,143 @@ final class SealedKeys implements Closeable {
         return null;
     }
 
-    /** What one read of the provider returned: every version, and the current one (null: none). */
-    private record ProviderVersions(List<KeyVersion> all, KeyVersion current) {}
+    /** Under this: a read that the caller must {@link #run}, the one in progress until it is done. */
+    private Read beginRead() {
+        reading = new Read(nanoTime.getAsLong());
+        return reading;
+    }
+
+    /** Under this: {@code read}, which the caller will {@link #await}. */
+    private Read join(Read read) {
+        waiting++;
+        return read;
+    }
+
+    /** How many callers wait for the read in progress: for tests. */
+    synchronized int callersWaitingForRead() {
+        return waiting;
+    }
 
     /**
-     * Reads every version and the current one from a new provider (what another process rolled
-     * or deleted since), outside this object's lock, then keeps exactly the versions read, by
-     * material, and destroys the others: all of them if the key is gone. A provider that fails
-     * changes nothing. Does nothing if a read finished since the caller saw {@code seen} reads
-     * (it waited for that read, which began after the caller asked): callers that arrive
-     * together share one read.
+     * Waits for {@code read}, begun by another caller (this caller {@link #join joined} it).
      *
-     * @throws IOException if the provider cannot be read, or says the key is gone (the callers
-     *     that shared the read find why in {@code lastFailure})
+     * @return why it failed, null if it succeeded
+     * @throws InterruptedIOException if the caller is interrupted while it waits
      */
-    private void readVersions(long seen) throws IOException {
-        reading.lock();
+    private Exception await(Read read) throws InterruptedIOException {
         try {
-            synchronized (this) {
-                checkOpen();
-                if (reads != seen) {
-                    return;
-                }
-            }
-            ProviderVersions found;
-            try {
-                found = readProvider();
-            } catch (IOException | RuntimeException e) {
-                synchronized (this) {
-                    reads++;
-                    lastFailure = e;
-                }
-                throw e;
-            }
-            synchronized (this) {
-                checkOpen();
-                reads++;
-                try {
-                    keep(found);
-                    lastFailure = null;
-                } catch (IOException | RuntimeException e) {
-                    lastFailure = e;
-                    throw e;
-                }
-            }
+            read.done.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while waiting for another caller's read of the key '" + keyName
+                    + "' from " + providerPath);
         } finally {
-            reading.unlock();
+            synchronized (this) {
+                waiting--;
+            }
+        }
+        return read.failure;
+    }
+
+    /**
+     * Runs {@code read}: reads every version and the current one from a new provider (what another
+     * process rolled or deleted since) with no lock held, then, under this object's lock, keeps
+     * exactly the versions read, by material, and destroys the others: all of them if the key is
+     * gone. A provider that fails changes nothing. The material arrays read are zeroed in any case.
+     * Then the read is done: the callers waiting for it go on, and the next caller that needs a
+     * read begins one.
+     *
+     * @return why it failed (the provider could not be read, said the key is gone, or this was
+     *     closed meanwhile), null if it succeeded
+     */
+    private Exception run(Read read) {
+        Exception failure = null;
+        boolean ended = false;
+        try {
+            ProviderVersions found = readProvider();
+            try {
+                synchronized (this) {
+                    checkOpen();
+                    keep(found);
+                }
+            } finally {
+                found.wipe();
+            }
+            ended = true;
+        } catch (IOException | RuntimeException e) {
+            failure = e;
+            ended = true;
+        } finally {
+            if (!ended) { // an Error, thrown on to this caller: the callers waiting still learn that nothing was read
+                failure = new IOException("the read of the key '" + keyName + "' from " + providerPath
+                        + " ended with an error (thrown to the caller that made it)");
+            }
+            synchronized (this) {
+                lastFailure = failure;
+                read.failure = failure;
+                reading = null;
+            }
+            read.done.countDown();
+        }
+        return failure;
+    }
+
+    /**
+     * What one read of the provider returned: every version, and the current one (null: none),
+     * whose material arrays {@link #wipe()} zeroes, unless the provider is transient (its arrays
+     * are its own, not copies made for this read).
+     */
+    private static final class ProviderVersions {
+        final String provider; // its class, for messages
+        private final boolean wipeable;
+        List<KeyVersion> all;
+        KeyVersion current;
+
+        ProviderVersions(KeyProvider provider) {
+            this.provider = provider.getClass().getName();
+            this.wipeable = !provider.isTransient();
+        }
+
+        void wipe() {
+            if (!wipeable) {
+                return;
+            }
+            if (all != null) {
+                for (KeyVersion version : all) {
+                    wipe(version);
+                }
+            }
+            wipe(current);
+        }
+
+        private static void wipe(KeyVersion version) {
+            byte[] material = version == null ? null : version.getMaterial();
+            if (material != null) {
+                Arrays.fill(material, (byte) 0);
+            }
         }
     }
 
-    /** One read of a new provider, closed after it (its failure to close changes nothing read). */
+    /**
+     * One read of a new provider, closed after it (its failure to close changes nothing read).
+     * The material read is zeroed if it fails; the caller zeroes it once kept.
+     */
     private ProviderVersions readProvider() throws IOException {
-        KeyProvider provider = newProvider(conf, providerPath);
-        ProviderVersions found;
+        KeyProvider provider = providers.open();
+        ProviderVersions found = new ProviderVersions(provider);
+        boolean complete = false;
         try {
-            found = new ProviderVersions(provider.getKeyVersions(keyName), provider.getCurrentKey(keyName));
+            found.all = provider.getKeyVersions(keyName);
+            found.current = provider.getCurrentKey(keyName);
+            complete = true;
         } catch (IOException e) {
-            IOException failure = unreadable(keyName, providerPath, e);
-            try {
-                provider.close();
-            } catch (IOException | RuntimeException closing) {
-                failure.addSuppressed(closing);
-            }
-            throw failure;
+            throw closing(provider, unreadable(keyName, providerPath, e));
         } catch (RuntimeException e) {
-            try {
-                provider.close();
-            } catch (IOException | RuntimeException closing) {
-                e.addSuppressed(closing);
+            throw closing(provider, e);
+        } finally {
+            if (!complete) {
+                found.wipe();
             }
-            throw e;
         }
         try {
             provider.close();
@@ -390,12 +551,22 @@ final class SealedKeys implements Closeable {
         return found;
     }
 
+    /** Closes {@code provider} after a read that failed with {@code failure}, which it returns. */
+    private static <E extends Exception> E closing(KeyProvider provider, E failure) {
+        try {
+            provider.close();
+        } catch (IOException | RuntimeException closing) {
+            failure.addSuppressed(closing);
+        }
+        return failure;
+    }
+
     /** Replaces the versions kept with {@code found}'s, reusing those of the same material. */
     private void keep(ProviderVersions found) throws IOException {
-        read = true;
-        readAt = System.nanoTime();
-        KeyVersion now = found.current();
-        if (now == null || now.getMaterial() == null || found.all() == null) {
+        readOnce = true;
+        readAt = nanoTime.getAsLong();
+        KeyVersion now = found.current;
+        if (now == null || now.getMaterial() == null || found.all == null) {
             forget();
             cannotWrite = "the key '" + keyName + "' in " + providerPath + " has no current version: it was deleted"
                     + " (create it with: hadoop key create " + keyName + " -size 256 -provider " + providerPath
@@ -405,7 +576,7 @@ final class SealedKeys implements Closeable {
         Map<String, Version> kept = byMaterial;
         Map<String, Version> fresh = new LinkedHashMap<>();
         try {
-            for (KeyVersion version : found.all()) {
+            for (KeyVersion version : found.all) {
                 keep(version, kept, fresh);
             }
             current = keep(now, kept, fresh);
@@ -418,7 +589,12 @@ final class SealedKeys implements Closeable {
         kept.values().forEach(Version::destroy); // no longer in the provider: deleted
         byMaterial = fresh;
         int bytes = now.getMaterial().length;
-        if (current == null || bytes != WRITE_KEY_BYTES) {
+        if (current == null && isZeros(now.getMaterial())) {
+            cannotWrite = "version " + now.getVersionName() + " of the key '" + keyName + "' in " + providerPath + " has"
+                    + " material of zero bytes only, which is no key (what a provider that keeps the arrays it hands out"
+                    + " without saying it is transient, here " + found.provider + ", returns once sealpipe has zeroed them"
+                    + " after a read): read the key through a provider that hands out copies, such as jceks:// or kms://";
+        } else if (current == null || bytes != WRITE_KEY_BYTES) {
             current = null;
             cannotWrite = "version " + now.getVersionName() + " of the key '" + keyName + "' in " + providerPath + " is "
                     + bytes * 8 + " bits; sealed files are written with 256-bit keys (Cobblestone-256): roll it to a"
@@ -430,11 +606,11 @@ final class SealedKeys implements Closeable {
     /**
      * Moves the version of {@code version}'s material from {@code kept} to {@code fresh}, or makes
      * it; returns it, or null if the material is no 128- or 256-bit key (nothing it could have
-     * written).
+     * written), or zero bytes only (no key: see the class comment).
      */
     private Version keep(KeyVersion version, Map<String, Version> kept, Map<String, Version> fresh) {
         byte[] material = version.getMaterial();
-        if (material == null || (material.length != 16 && material.length != 32)) {
+        if (material == null || (material.length != 16 && material.length != 32) || isZeros(material)) {
             return null;
         }
         String id = fingerprint(material);
@@ -446,6 +622,15 @@ final class SealedKeys implements Closeable {
             fresh.put(id, found);
         }
         return found;
+    }
+
+    /** Whether {@code material} is zero bytes only: no key, but an array zeroed after it was handed out. */
+    private static boolean isZeros(byte[] material) {
+        int any = 0;
+        for (byte b : material) {
+            any |= b;
+        }
+        return any == 0;
     }
 
     /** The SHA-256 of {@code material}, in hex: a version's identity, which does not reveal it. */
@@ -472,7 +657,7 @@ final class SealedKeys implements Closeable {
 
     /**
      * Destroys every version's copies of the key. Waits for no provider call: a read of the
-     * provider running meanwhile finds this closed and keeps nothing.
+     * provider running meanwhile finds this closed, keeps nothing and zeroes what it read.
      */
     @Override
     public synchronized void close() {
