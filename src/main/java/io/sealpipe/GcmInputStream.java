@@ -15,6 +15,7 @@ import io.sealpipe.internal.ResourcePool;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ReadableByteChannel;
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
@@ -34,7 +35,10 @@ import javax.crypto.AEADBadTagException;
  * read, skip and available throws again (never a clean end of stream).
  *
  * <p>Errors of the wrapped stream pass through as they are and do not poison the stream. Not
- * thread-safe. For random access use {@link GcmSeekableChannel}.
+ * thread-safe, but for {@code close()}, which may come from another thread: a read that races it
+ * returns authentic plaintext or fails as closed ({@link ClosedChannelException}), never the
+ * zeros that close() leaves in the plaintext buffer. For random access use {@link
+ * GcmSeekableChannel}.
  *
  * <p>With {@link GcmStreams.Builder#parallelism parallelism} above 1, once the message passed
  * its first MiB, batches of 64 chunks (1 MiB) are opened by this thread and shared workers
@@ -90,11 +94,15 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     /** What the source threw during a read-ahead: thrown when a read needs the bytes after those read. */
     private Throwable sourceFailure;
     /**
-     * Held by a read while it opens a batch with workers, and by {@code close()} before it frees
-     * the workers' ciphers and the buffers, so a close() from another thread waits for that batch
-     * (parallelism above 1 only, else null).
+     * Held by a read while it uses what {@code close()} frees: while it opens a batch with
+     * workers, and while it copies plaintext out of {@link #plain}; and by {@code close()} before
+     * it frees the workers' ciphers and zeroes the buffers. So a close() from another thread
+     * waits for that batch or copy, and a read that gets the lock after it fails as closed
+     * instead of returning the zeros it left as data.
      */
-    private final ReentrantLock batchLock;
+    private final ReentrantLock closeLock = new ReentrantLock();
+    /** Test hook (GcmCloseRaceTest): runs on the reading thread between its check and its copy out of {@link #plain}. */
+    Runnable beforePlainCopy;
     private byte[] plain = new byte[CHUNK_SIZE];
     /**
      * The plaintext buffer that the batch opened ahead goes into, while reads take {@link #plain}
@@ -126,7 +134,6 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         this.sealed = new byte[CHUNKS_PER_READ * SEALED_CHUNK_SIZE + 1];
         this.params = params;
         this.inputKey = params.keyCopy();
-        this.batchLock = params.parallelism() > 1 ? new ReentrantLock() : null;
     }
 
     /** Over a message held in memory: chunks are opened straight from it, with no copy. */
@@ -139,7 +146,6 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         this.sourceEnded = true;
         this.params = params;
         this.inputKey = params.keyCopy();
-        this.batchLock = params.parallelism() > 1 ? new ReentrantLock() : null;
     }
 
     /**
@@ -191,12 +197,54 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         }
     }
 
-    private int fromPlain(byte[] b, int off, int len) {
+    private int fromPlain(byte[] b, int off, int len) throws ClosedChannelException {
+        closeLock.lock();
+        try {
+            int n = plainToCopy(len);
+            System.arraycopy(plain, plainPos, b, off, n);
+            plainPos += n;
+            released += n;
+            return n;
+        } finally {
+            closeLock.unlock();
+        }
+    }
+
+    private int fromPlain(ByteBuffer dst) throws ClosedChannelException {
+        closeLock.lock();
+        try {
+            int n = plainToCopy(dst.remaining());
+            dst.put(plain, plainPos, n);
+            plainPos += n;
+            released += n;
+            return n;
+        } finally {
+            closeLock.unlock();
+        }
+    }
+
+    /**
+     * With {@link #closeLock} held, before a copy out of {@link #plain}: how many of {@code len}
+     * bytes to copy, or ClosedChannelException if close() came in from another thread. close()
+     * zeroes {@code plain} under the same lock, so a read either copies before it or fails here,
+     * and never returns those zeros as data. On failure {@code plain} is zeroed again: close()
+     * may have zeroed it while the engine was still opening this read's chunks into it.
+     */
+    private int plainToCopy(int len) throws ClosedChannelException {
+        if (!state.isOpen()) {
+            Arrays.fill(plain, (byte) 0);
+            throw new ClosedChannelException();
+        }
         int n = Math.min(len, plainLimit - plainPos);
-        System.arraycopy(plain, plainPos, b, off, n);
-        plainPos += n;
-        released += n;
+        if (beforePlainCopy != null) {
+            beforePlainCopy.run();
+        }
         return n;
+    }
+
+    /** Test support (GcmCloseRaceTest): whether {@code thread} waits in close() for a read's copy or batch. */
+    boolean closeWaits(Thread thread) {
+        return closeLock.hasQueuedThread(thread);
     }
 
     @Override
@@ -217,11 +265,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
                 return -1;
             }
         }
-        int n = Math.min(dst.remaining(), plainLimit - plainPos);
-        dst.put(plain, plainPos, n);
-        plainPos += n;
-        released += n;
-        return n;
+        return fromPlain(dst);
     }
 
     /** Opens the next chunk into the plaintext buffer; -1 at the end of the message. */
@@ -360,18 +404,18 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
      * close()} came in from another thread meanwhile (it waits for this batch).
      */
     private int openBatch(int count, byte[] dst, int off) throws IOException {
-        batchLock.lock();
+        closeLock.lock();
         try {
             state.checkOpen();
             job.startOpen(nextChunk, sealed, memory, sealedPos, count, dst, off);
             return finishBatch(count);
         } finally {
-            batchLock.unlock();
+            closeLock.unlock();
         }
     }
 
     /**
-     * With {@link #batchLock} held, after the workers were started on {@code count} chunks from
+     * With {@link #closeLock} held, after the workers were started on {@code count} chunks from
      * {@link #sealedPos}: over a source, reads the next batch into {@link #ahead} meanwhile, then
      * opens what no worker took, waits for the rest and moves to the ciphertext after the batch.
      * Returns how many chunks, from the first, authenticated (see {@link ChunkJob#awaitOpen});
@@ -443,7 +487,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         if (count < 2 || nextChunk + count >= MAX_CHUNKS) {
             return; // openNext does these, and says what is wrong with too many chunks
         }
-        batchLock.lock();
+        closeLock.lock();
         try {
             state.checkOpen();
             if (plainAhead == null) {
@@ -452,7 +496,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             job.startOpen(nextChunk, sealed, memory, sealedPos, count, plainAhead, 0);
             chunksAhead = count;
         } finally {
-            batchLock.unlock();
+            closeLock.unlock();
         }
     }
 
@@ -485,7 +529,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     private int takeBatchAhead(boolean openAhead) throws IOException {
         int count = chunksAhead;
         int opened;
-        batchLock.lock();
+        closeLock.lock();
         try {
             chunksAhead = 0;
             opened = finishBatch(count);
@@ -493,7 +537,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             plainAhead = plain;
             plain = taken;
         } finally {
-            batchLock.unlock();
+            closeLock.unlock();
         }
         countOpened(opened, count);
         if (openAhead) {
@@ -656,7 +700,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             return;
         }
         int helpers = params.parallelism() - 1;
-        batchLock.lock(); // a close() from another thread sees the job and the buffers it must free
+        closeLock.lock(); // a close() from another thread sees the job and the buffers it must free
         try {
             helperCiphers = new ResourcePool<>(params.newCiphers(messageKey, helpers));
             messageKey.destroy();
@@ -672,7 +716,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
                 ahead = new byte[bigger.length];
             }
         } finally {
-            batchLock.unlock();
+            closeLock.unlock();
         }
     }
 
@@ -690,15 +734,11 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         if (params.closeUnderlying() && source != null) {
             closer.run(source::close); // first: ends a read-ahead blocked in it, which the lock below waits for
         }
-        if (batchLock != null) {
-            batchLock.lock(); // waits for a batch that a read on another thread is opening
-        }
+        closeLock.lock(); // waits for a batch that a read on another thread is opening, or its copy out of plain
         try {
             release(closer);
         } finally {
-            if (batchLock != null) {
-                batchLock.unlock();
-            }
+            closeLock.unlock();
         }
         closer.rethrow();
     }

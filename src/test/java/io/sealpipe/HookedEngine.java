@@ -12,12 +12,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.crypto.AEADBadTagException;
 
 /**
- * A real engine with three things added for race tests: a hook that runs inside the next AES-CTR
+ * A real engine with four things added for race tests: a hook that runs inside the next AES-CTR
  * or AES-GCM cipher creation on a chosen thread, after the caller handed over the key array and
  * before the real engine reads it (so a test can place another thread's whole step exactly
  * there); a hook that runs at the start of every {@code openChunks} of its GCM ciphers, on
- * whichever thread opens them (so a test can hold a worker in the middle of a batch); and counts
- * of the CTR and GCM ciphers made and closed, so a test sees a cipher left unclosed.
+ * whichever thread opens them (so a test can hold a worker in the middle of a batch); one that
+ * runs when such an {@code openChunks} has returned (the plaintext written, the real cipher
+ * free again); and counts of the CTR and GCM ciphers made and closed, so a test sees a cipher
+ * left unclosed.
  */
 final class HookedEngine implements CryptoEngine {
     private final CryptoEngine real;
@@ -26,8 +28,9 @@ final class HookedEngine implements CryptoEngine {
     private volatile Thread hookThread;
     private volatile Runnable hook;
     private volatile OpenHook openHook;
+    private volatile OpenHook openedHook;
 
-    /** Runs at the start of {@code openChunks}, before the real engine opens anything. */
+    /** Runs at the start of {@code openChunks} ({@link #onOpenChunks}) or at its end ({@link #onOpenedChunks}). */
     interface OpenHook {
         void opening(long firstChunk, int count);
     }
@@ -47,11 +50,24 @@ final class HookedEngine implements CryptoEngine {
         this.openHook = hook;
     }
 
+    /** Runs {@code hook} at the end of every {@code openChunks} of the GCM ciphers made by this engine, once the real one returned. */
+    void onOpenedChunks(OpenHook hook) {
+        this.openedHook = hook;
+    }
+
     private void runOpenHook(long firstChunk, int count) {
         OpenHook h = openHook;
         if (h != null) {
             h.opening(firstChunk, count);
         }
+    }
+
+    private int runOpenedHook(long firstChunk, int count, int opened) {
+        OpenHook h = openedHook;
+        if (h != null) {
+            h.opening(firstChunk, count);
+        }
+        return opened;
     }
 
     /** CTR and GCM ciphers made and not closed yet. */
@@ -177,13 +193,14 @@ final class HookedEngine implements CryptoEngine {
         public int openChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
                 int outOffset) {
             runOpenHook(firstChunk, count);
-            return real.openChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+            return runOpenedHook(firstChunk, count, real.openChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset));
         }
 
         @Override
         public int openChunks(byte[] baseNonce, long firstChunk, ByteBuffer in, ByteBuffer out) {
-            runOpenHook(firstChunk, in.remaining() / Cobblestone.SEALED_CHUNK_SIZE);
-            return real.openChunks(baseNonce, firstChunk, in, out);
+            int count = in.remaining() / Cobblestone.SEALED_CHUNK_SIZE;
+            runOpenHook(firstChunk, count);
+            return runOpenedHook(firstChunk, count, real.openChunks(baseNonce, firstChunk, in, out));
         }
 
         @Override

@@ -109,7 +109,8 @@ public abstract class BaseStreamCipher implements StreamCipher {
 
     /**
      * The address of a direct buffer's memory, for the check that input and output do not
-     * overlap; -1 (the default) when the engine checks that itself.
+     * overlap; -1 (the default) when the engine cannot tell, and then two direct buffers are
+     * compared by writing and reading back one byte ({@link Buffers#checkOverlap}).
      */
     protected long directAddress(ByteBuffer direct) {
         return -1;

@@ -1,30 +1,53 @@
 package io.sealpipe.engine;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.sealpipe.engine.jce.JceEngine;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
+import javax.crypto.Cipher;
+import javax.crypto.spec.GCMParameterSpec;
+import javax.crypto.spec.IvParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Two direct buffers that are views of the same memory (duplicates, slices) are one memory to
- * the engines: in place (the same start) works, and a partial overlap is refused before anything
- * is written (a refused open leaves the caller's input as it was) on the OpenSSL engines, which
- * see the addresses. JCE and accp cannot see them; their providers copy what overlaps, so there
- * the result of a partial overlap is right instead.
+ * Two buffers that are different objects over the same memory (duplicates and slices of one
+ * direct buffer, two wraps of one array) are one memory to every engine: in place (the same
+ * start) gives the bytes a plain one-shot {@code javax.crypto} call gives, disjoint ranges of one
+ * memory work, and a partial overlap is refused with IllegalArgumentException before anything is
+ * written, whatever the engine sees of addresses. Sizes around and well above the JCE engine's
+ * {@link JceEngine#SLICE}, which it feeds to its provider one slice at a time: a slice's output
+ * written over the next slice's input gave wrong bytes (or a false authentication failure) there.
+ * Every failing case of an engine is collected, so one run shows them all.
  */
 class AliasedBuffersTest {
+    private static final int SLICE = JceEngine.SLICE;
+    private static final int[] SIZES = {1000, SLICE - 1, SLICE, SLICE + 1, 100 * 1024, 100 * 1024 + 5};
+    /** Where the output starts relative to the input: after it by these, or before it (negative). */
+    private static final int[] SHIFTS = {1, 16, 4096, SLICE, -16};
+    private static final int MARGIN = SLICE + 64; // room before the data for the shifts, after it for the tag
     private static final byte[] KEY = new byte[32];
     private static final byte[] IV = new byte[16];
     private static final byte[] NONCE = new byte[AeadCipher.NONCE_LENGTH];
 
-    private static ByteBuffer memory(int size, int seed) {
+    static {
+        new Random(11).nextBytes(KEY);
+        new Random(12).nextBytes(IV);
+        new Random(13).nextBytes(NONCE);
+    }
+
+    /** One memory of {@code size} random bytes, direct or a heap array. */
+    private static ByteBuffer memory(boolean direct, int size, int seed) {
         byte[] bytes = new byte[size];
         new Random(seed).nextBytes(bytes);
-        return ByteBuffer.allocateDirect(size).put(bytes).clear();
+        return (direct ? ByteBuffer.allocateDirect(size) : ByteBuffer.allocate(size)).put(bytes).clear();
     }
 
     private static byte[] contents(ByteBuffer memory) {
@@ -33,103 +56,171 @@ class AliasedBuffersTest {
         return copy;
     }
 
+    private static byte[] range(ByteBuffer memory, int from, int length) {
+        byte[] copy = new byte[length];
+        memory.duplicate().clear().position(from).get(copy);
+        return copy;
+    }
+
+    /** A duplicate positioned on the range: its own object, the memory's addresses. */
     private static ByteBuffer view(ByteBuffer memory, int from, int length) {
         return memory.duplicate().clear().position(from).limit(from + length);
     }
 
+    /** A slice of the range: its own object, starting at index 0 (another address for a direct one). */
+    private static ByteBuffer sliceView(ByteBuffer memory, int from, int length) {
+        return view(memory, from, length).slice();
+    }
+
+    private static byte[] ctrReference(byte[] in) throws Exception {
+        Cipher c = Cipher.getInstance("AES/CTR/NoPadding");
+        c.init(Cipher.ENCRYPT_MODE, new SecretKeySpec(KEY, "AES"), new IvParameterSpec(IV));
+        return c.doFinal(in);
+    }
+
+    private static byte[] gcmSealReference(byte[] plain) throws Exception {
+        Cipher c = Cipher.getInstance("AES/GCM/NoPadding");
+        c.init(Cipher.ENCRYPT_MODE, new SecretKeySpec(KEY, "AES"), new GCMParameterSpec(128, NONCE));
+        return c.doFinal(plain);
+    }
+
+    private interface Call {
+        void run(ByteBuffer in, ByteBuffer out) throws Exception;
+    }
+
+    /**
+     * {@code input} in place through two objects over {@code memory}: the output must be
+     * {@code expected}; then from and to disjoint ranges of the same memory, with the same result.
+     */
+    private static void checkInPlaceAndDisjoint(List<String> failures, String what, ByteBuffer memory, byte[] input,
+            int outLength, byte[] expected, Call call) {
+        byte[] before = contents(memory);
+        int at = 64;
+        view(memory, at, input.length).put(input);
+        try {
+            call.run(view(memory, at, input.length), sliceView(memory, at, outLength));
+            if (!Arrays.equals(expected, range(memory, at, outLength))) {
+                failures.add(what + ", in place: wrong bytes");
+            }
+        } catch (Exception | AssertionError e) {
+            failures.add(what + ", in place: " + e);
+        }
+        memory.clear().put(before).clear();
+        int outAt = at + input.length;
+        view(memory, at, input.length).put(input);
+        try {
+            call.run(sliceView(memory, at, input.length), view(memory, outAt, outLength));
+            if (!Arrays.equals(expected, range(memory, outAt, outLength))) {
+                failures.add(what + ", disjoint ranges of one memory: wrong bytes");
+            }
+        } catch (Exception | AssertionError e) {
+            failures.add(what + ", disjoint ranges of one memory: " + e);
+        }
+        memory.clear().put(before).clear();
+    }
+
+    /**
+     * {@code input} with the output starting at each of {@link #SHIFTS} from it, so that input and
+     * output data partly overlap: each must be refused with IllegalArgumentException, the memory
+     * left as it was.
+     */
+    private static void checkPartialOverlapsRefused(List<String> failures, String what, ByteBuffer memory,
+            byte[] input, int outLength, byte[] expected, Call call) {
+        int inAt = MARGIN;
+        view(memory, inAt, input.length).put(input);
+        byte[] before = contents(memory);
+        for (int shift : SHIFTS) {
+            if (shift >= Math.min(input.length, outLength)) {
+                continue; // the data do not overlap (an open's output over the input's tag alone is not tried here)
+            }
+            String where = what + ", output " + shift + " bytes after the input";
+            try {
+                call.run(view(memory, inAt, input.length), sliceView(memory, inAt + shift, outLength));
+                failures.add(where + ": accepted, with "
+                        + (Arrays.equals(expected, range(memory, inAt + shift, outLength)) ? "the right" : "wrong")
+                        + " bytes");
+            } catch (IllegalArgumentException e) {
+                if (!Arrays.equals(before, contents(memory))) {
+                    failures.add(where + ": refused after writing");
+                }
+            } catch (Exception | AssertionError e) {
+                failures.add(where + ": " + e);
+            }
+            memory.clear().put(before).clear();
+        }
+    }
+
+    private static String where(EngineKind kind, boolean direct, int size) {
+        return kind.id() + ", " + (direct ? "direct" : "heap") + ", " + size + " bytes";
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
-    void ctrRefusesPartlyOverlappingViewsAndWorksInPlace(EngineKind kind) throws Exception {
+    void ctrThroughViewsOfOneMemory(EngineKind kind) throws Exception {
         CryptoEngine engine = TestEngines.engine(kind);
-        ByteBuffer memory = memory(4096, 1);
-        byte[] before = contents(memory);
-        if (kind == EngineKind.JCE) {
-            byte[] shifted = new byte[1000];
-            try (StreamCipher reference = engine.newAesCtr(KEY, IV)) {
-                reference.update(before, 0, 1000, shifted, 0);
-            }
-            try (StreamCipher ctr = engine.newAesCtr(KEY, IV)) {
-                ctr.update(view(memory, 0, 1000), view(memory, 100, 1000));
-            }
-            byte[] got = new byte[1000];
-            view(memory, 100, 1000).get(got);
-            assertArrayEquals(shifted, got, "jce: the right bytes");
-            memory.clear().put(before).clear();
-        } else {
-            try (StreamCipher ctr = engine.newAesCtr(KEY, IV)) {
-                assertThrows(IllegalArgumentException.class,
-                        () -> ctr.update(view(memory, 0, 1000), view(memory, 100, 1000)));
-                assertArrayEquals(before, contents(memory), "nothing written");
+        List<String> failures = new ArrayList<>();
+        for (boolean direct : new boolean[] {true, false}) {
+            for (int size : SIZES) {
+                String what = "CTR, " + where(kind, direct, size);
+                ByteBuffer memory = memory(direct, 2 * (size + MARGIN), size);
+                byte[] input = range(memory, 0, size);
+                byte[] expected = ctrReference(input);
+                Call ctr = (in, out) -> {
+                    try (StreamCipher c = engine.newAesCtr(KEY, IV)) {
+                        assertEquals(size, c.update(in, out));
+                    }
+                };
+                checkInPlaceAndDisjoint(failures, what, memory, input, size, expected, ctr);
+                checkPartialOverlapsRefused(failures, what, memory, input, size, expected, ctr);
             }
         }
-        byte[] expected = new byte[1000];
-        try (StreamCipher reference = engine.newAesCtr(KEY, IV)) {
-            reference.update(before, 500, 1000, expected, 0);
-        }
-        try (StreamCipher ctr = engine.newAesCtr(KEY, IV)) {
-            ctr.update(view(memory, 500, 1000), view(memory, 500, 1000)); // in place, through two views
-        }
-        byte[] after = new byte[1000];
-        view(memory, 500, 1000).get(after);
-        assertArrayEquals(expected, after);
+        assertEquals(List.of(), failures);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.sealpipe.engine.TestEngines#kinds")
-    void gcmRefusesPartlyOverlappingViewsAndKeepsTheInput(EngineKind kind) throws Exception {
+    void gcmThroughViewsOfOneMemory(EngineKind kind) throws Exception {
         CryptoEngine engine = TestEngines.engine(kind);
-        byte[] plain = new byte[2000];
-        new Random(2).nextBytes(plain);
-        byte[] sealed = new byte[plain.length + AeadCipher.TAG_LENGTH];
-        try (AeadCipher gcm = engine.newAesGcm(KEY)) {
-            gcm.seal(NONCE, null, plain, 0, plain.length, sealed, 0);
-        }
-        ByteBuffer memory = ByteBuffer.allocateDirect(8192);
-        view(memory, 0, sealed.length).put(sealed);
-        byte[] before = contents(memory);
-        if (!kind.isOpenSsl()) { // cannot see addresses: the result must be right instead
-            byte[] got = new byte[plain.length];
-            try (AeadCipher gcm = engine.newAesGcm(KEY)) {
-                gcm.open(NONCE, null, view(memory, 0, sealed.length), view(memory, 300, plain.length));
+        List<String> failures = new ArrayList<>();
+        for (boolean direct : new boolean[] {true, false}) {
+            for (int size : SIZES) {
+                String what = where(kind, direct, size);
+                ByteBuffer memory = memory(direct, 2 * (size + MARGIN), size);
+                byte[] plain = range(memory, 0, size);
+                byte[] sealed = gcmSealReference(plain);
+                Call seal = (in, out) -> {
+                    try (AeadCipher gcm = engine.newAesGcm(KEY)) {
+                        assertEquals(sealed.length, gcm.seal(NONCE, null, in, out));
+                    }
+                };
+                checkInPlaceAndDisjoint(failures, "seal, " + what, memory, plain, sealed.length, sealed, seal);
+                checkPartialOverlapsRefused(failures, "seal, " + what, memory, plain, sealed.length, sealed, seal);
+                Call open = (in, out) -> {
+                    try (AeadCipher gcm = engine.newAesGcm(KEY)) {
+                        assertEquals(size, gcm.open(NONCE, null, in, out));
+                    }
+                };
+                checkInPlaceAndDisjoint(failures, "open, " + what, memory, sealed, size, plain, open);
+                checkPartialOverlapsRefused(failures, "open, " + what, memory, sealed, size, plain, open);
             }
-            view(memory, 300, plain.length).get(got);
-            assertArrayEquals(plain, got, kind.id() + ": open through overlapping views");
-            memory.clear().put(before).clear();
-            view(memory, 0, plain.length).put(plain);
-            byte[] nonce = NONCE.clone();
-            nonce[0] = 1; // a new nonce: GCM providers refuse to seal twice with one
-            byte[] expected = new byte[sealed.length];
-            try (AeadCipher reference = engine.newAesGcm(KEY); AeadCipher gcm = engine.newAesGcm(KEY)) {
-                reference.seal(nonce, null, plain, 0, plain.length, expected, 0);
-                gcm.seal(nonce, null, view(memory, 0, plain.length), view(memory, 300, sealed.length));
-            }
-            byte[] gotSealed = new byte[sealed.length];
-            view(memory, 300, sealed.length).get(gotSealed);
-            assertArrayEquals(expected, gotSealed, kind.id() + ": seal through overlapping views");
-            return;
         }
-        try (AeadCipher gcm = engine.newAesGcm(KEY)) {
-            assertThrows(IllegalArgumentException.class,
-                    () -> gcm.open(NONCE, null, view(memory, 0, sealed.length), view(memory, 300, plain.length)));
-            assertThrows(IllegalArgumentException.class,
-                    () -> gcm.seal(NONCE, null, view(memory, 0, plain.length), view(memory, 300, sealed.length)));
-        }
-        assertArrayEquals(before, contents(memory), "a refused call leaves the caller's memory as it was");
+        assertEquals(List.of(), failures);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.sealpipe.engine.TestEngines#kinds")
     void openChunksRefusesAnyOverlapOfViews(EngineKind kind) throws Exception {
-        assumeTrue(kind.isOpenSsl(), kind.id() + " cannot see addresses (its result is right instead)");
         CryptoEngine engine = TestEngines.engine(kind);
         int sealedLength = 2 * AeadCipher.SEALED_CHUNK_SIZE;
-        ByteBuffer memory = memory(sealedLength + 4096, 3);
+        ByteBuffer memory = memory(true, sealedLength + 4096, 3);
         byte[] before = contents(memory);
         try (AeadCipher gcm = engine.newAesGcm(KEY)) {
             assertThrows(IllegalArgumentException.class, () -> gcm.openChunks(NONCE, 0, view(memory, 0, sealedLength),
-                    view(memory, 0, 2 * AeadCipher.CHUNK_SIZE)));
+                    sliceView(memory, 0, 2 * AeadCipher.CHUNK_SIZE)));
             assertThrows(IllegalArgumentException.class, () -> gcm.openChunks(NONCE, 0, view(memory, 0, sealedLength),
-                    view(memory, 4000, 2 * AeadCipher.CHUNK_SIZE)));
+                    sliceView(memory, 4000, 2 * AeadCipher.CHUNK_SIZE)));
+            assertThrows(IllegalArgumentException.class, () -> gcm.openChunks(NONCE, 0,
+                    sliceView(memory, 4000, sealedLength), view(memory, 0, 2 * AeadCipher.CHUNK_SIZE)));
         }
         assertArrayEquals(before, contents(memory), "nothing written");
     }

@@ -36,7 +36,11 @@ import javax.crypto.spec.IvParameterSpec;
  * compiles a method after it has been called often; with one large call the callers stay cold
  * and the plain Java AES/GHASH loops run instead (about 60 MB/s for GCM in 1 MiB calls for the
  * first ten seconds or more). Slicing makes the callers hot at once, so a 1 MiB call is as fast
- * per byte as a 16 KiB one (docs/PERFORMANCE.md).
+ * per byte as a 16 KiB one (docs/PERFORMANCE.md). Slices are right in place and for disjoint
+ * ranges only: where the output starts inside the input, a slice's output overwrites the next
+ * slice's input before it is read. Such a partial overlap is refused before the first slice
+ * ({@code Buffers.checkOverlap}, which finds two views of one direct buffer
+ * without their addresses too).
  *
  * <p>Keys: each cipher keeps one copy of its key in a key object of its own (not a
  * {@code SecretKeySpec}, which cannot be wiped), from which the provider takes a fresh copy at
