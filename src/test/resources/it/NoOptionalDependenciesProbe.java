@@ -15,8 +15,8 @@ import java.util.Random;
 
 /**
  * What a project that depends on sealpipe alone gets: run by OptionalDependenciesIT with Java's
- * source launcher and a class path of only the sealpipe jar and slf4j-api (no JNA, no
- * snappy-java). Prints one fact a line for the test to check; an unexpected failure ends it
+ * source launcher and a class path of only the sealpipe jar, with or without slf4j-api (no JNA,
+ * no snappy-java). Prints one fact a line for the test to check; an unexpected failure ends it
  * with the exception (exit code 1). The argument is an empty directory to write into.
  */
 public class NoOptionalDependenciesProbe {

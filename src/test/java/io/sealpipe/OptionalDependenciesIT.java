@@ -1,6 +1,7 @@
 package io.sealpipe;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
@@ -14,20 +15,31 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarFile;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The built jar in a project that depends on sealpipe alone: a child JVM whose class path is
- * only the jar and slf4j-api (no JNA, no snappy-java, no picocli) runs
+ * only the jar and slf4j-api (no JNA, no snappy-java, no picocli), or the jar alone, runs
  * {@code it/NoOptionalDependenciesProbe.java}. Each absent optional dependency must make only
  * its own feature unavailable, saying what to add; everything else must work, the native
- * library included; and the jar's manifest names its module. Run by maven-failsafe-plugin after
- * {@code package}, which passes the paths.
+ * library included; and the jar's manifest names its module. SLF4J is optional too: without it
+ * sealpipe logs through the JDK's {@code System.Logger} (java.util.logging unless the
+ * application installs another backend); with it, through SLF4J only. Run by
+ * maven-failsafe-plugin after {@code package}, which passes the paths.
  */
 class OptionalDependenciesIT {
     private static final Path JAR = Path.of(property("sealpipe.it.jar"));
     private static final Path SLF4J = Path.of(property("sealpipe.it.slf4j"));
+    private static final Path SLF4J_SIMPLE = Path.of(property("sealpipe.it.slf4j.simple"));
+    /**
+     * java.util.logging's console format in the probe: the logger's name and the message, so
+     * that a line reads the same in every locale (the level's name is localized).
+     */
+    private static final String JUL_FORMAT = "-Djava.util.logging.SimpleFormatter.format=jul %3$s: %5$s%n";
+    /** sealpipe's engine line through java.util.logging, in {@link #JUL_FORMAT}. */
+    private static final String JUL_ENGINE_LINE = "jul io.sealpipe.engine.Engines: sealpipe engine ";
 
     @TempDir
     Path dir;
@@ -36,13 +48,18 @@ class OptionalDependenciesIT {
         return Objects.requireNonNull(System.getProperty(name), name + " is not set: run with mvn verify");
     }
 
+    /** The probe with the jar and slf4j-api as its class path. */
     private String probe(String... jvmOptions) throws IOException, InterruptedException, URISyntaxException {
+        return probe(List.of(JAR, SLF4J), jvmOptions);
+    }
+
+    private String probe(List<Path> classPath, String... jvmOptions) throws IOException, InterruptedException, URISyntaxException {
         Path source = Path.of(Objects.requireNonNull(
                 OptionalDependenciesIT.class.getResource("/it/NoOptionalDependenciesProbe.java")).toURI());
         List<String> command = new ArrayList<>();
         command.addAll(ChildJvm.command());
         command.add("-cp");
-        command.add(JAR + File.pathSeparator + SLF4J);
+        command.add(classPath.stream().map(Path::toString).collect(Collectors.joining(File.pathSeparator)));
         command.addAll(List.of(jvmOptions));
         command.add(source.toString());
         command.add(dir.toString());
@@ -91,6 +108,31 @@ class OptionalDependenciesIT {
         // Streams name the engine of auto: one engine for everything, or "auto" when the
         // operations run on several (AVX-512 hosts: jce for CTR and GCM sealing).
         assertOnlyOptionalFeaturesMissing(out, out.contains("gcm round trip on auto") ? "auto" : base);
+    }
+
+    /**
+     * Without SLF4J (a standalone application, or one that uses another logging API) everything
+     * works as with it, and sealpipe's lines go to the JDK's {@code System.Logger}, with their
+     * arguments in place.
+     */
+    @Test
+    void worksWithoutSlf4jAndLogsThroughSystemLogger() throws Exception {
+        String out = probe(List.of(JAR), JUL_FORMAT);
+        assertTrue(out.contains("openssl-jni  available"), "the JNI library must load from the jar:\n" + out);
+        String base = out.contains("AES-NI yes") ? "openssl-jni" : "jce";
+        assertTrue(out.contains("base engine: " + base), out);
+        assertOnlyOptionalFeaturesMissing(out, out.contains("gcm round trip on auto") ? "auto" : base);
+        String engineLine = out.lines().filter(l -> l.startsWith(JUL_ENGINE_LINE)).findFirst()
+                .orElseThrow(() -> new AssertionError("sealpipe's engine line through java.util.logging:\n" + out));
+        assertTrue(engineLine.contains("operations: ") && !engineLine.contains("{}"), "formatted: " + engineLine);
+    }
+
+    /** With SLF4J on the class path, sealpipe logs through it, and not to java.util.logging as well. */
+    @Test
+    void logsThroughSlf4jWhenItIsThere() throws Exception {
+        String out = probe(List.of(JAR, SLF4J, SLF4J_SIMPLE), JUL_FORMAT);
+        assertTrue(out.contains("INFO io.sealpipe.engine.Engines - sealpipe engine "), "slf4j-simple's line:\n" + out);
+        assertFalse(out.contains(JUL_ENGINE_LINE), "no java.util.logging line:\n" + out);
     }
 
     @Test

@@ -4,14 +4,13 @@ import io.sealpipe.engine.accp.AccpEngine;
 import io.sealpipe.engine.jce.JceEngine;
 import io.sealpipe.engine.jna.OpenSslJnaEngine;
 import io.sealpipe.engine.openssl.OpenSslJniEngine;
+import io.sealpipe.internal.Log;
 import io.sealpipe.internal.OptionalDependency;
 import java.security.NoSuchAlgorithmException;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Where engines come from. {@link #auto()} applies the system properties of
@@ -26,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  */
 public final class Engines {
-    private static final Logger LOG = LoggerFactory.getLogger(Engines.class);
+    private static final Log LOG = Log.of(Engines.class);
 
     private Engines() {}
 

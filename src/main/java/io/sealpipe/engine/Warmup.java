@@ -1,12 +1,11 @@
 package io.sealpipe.engine;
 
+import io.sealpipe.internal.Log;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Gets one operation of a slow-starting engine ready on a background thread, started once the
@@ -30,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * the time it took and the speeds measured.
  */
 final class Warmup {
-    private static final Logger LOG = LoggerFactory.getLogger(Warmup.class);
+    private static final Log LOG = Log.of(Warmup.class);
 
     /** How long a jce warm-up may try before the bridge keeps the operation for good. */
     static final long LIMIT_NANOS = TimeUnit.SECONDS.toNanos(3);

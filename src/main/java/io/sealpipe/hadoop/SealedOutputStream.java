@@ -2,6 +2,7 @@ package io.sealpipe.hadoop;
 
 import io.sealpipe.GcmOutputStream;
 import io.sealpipe.GcmStreams;
+import io.sealpipe.internal.Log;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -11,8 +12,6 @@ import org.apache.hadoop.fs.FSError;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.fs.Syncable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Writes one sealed file: a {@link GcmOutputStream} over the wrapped file system's stream.
@@ -34,7 +33,7 @@ import org.slf4j.LoggerFactory;
  */
 final class SealedOutputStream extends OutputStream implements Syncable, StreamCapabilities, Abortable {
     private static final int CHUNK_SIZE = 16 * 1024;
-    private static final Logger LOG = LoggerFactory.getLogger(SealedOutputStream.class);
+    private static final Log LOG = Log.of(SealedOutputStream.class);
     private static final AtomicBoolean WARNED = new AtomicBoolean();
 
     private final Path path;

@@ -6,10 +6,11 @@ import java.util.Properties;
 
 /**
  * The optional dependencies of the core packages. An absent one makes only its own feature
- * unavailable, with {@link #absence()} as the reason: code that links against it (the
- * openssl-jna engine, the Snappy framing) must not even be loaded before {@link #isPresent()}
- * says it is there, because the JVM fails with {@code NoClassDefFoundError} already while
- * verifying such a class.
+ * unavailable, with {@link #absence()} as the reason (SLF4J: nothing, since {@link Log} then
+ * logs through the JDK): code that links against it (the openssl-jna engine, the Snappy
+ * framing, {@code Slf4jLog}) must not even be loaded before {@link #isPresent()} says it is
+ * there, because the JVM fails with {@code NoClassDefFoundError} already while verifying such a
+ * class.
  */
 public enum OptionalDependency {
     /** JNA, for the openssl-jna engine. */
@@ -18,7 +19,12 @@ public enum OptionalDependency {
     SNAPPY("snappy-java", "org.xerial.snappy.Snappy", "org.xerial.snappy", "snappy-java", null),
     /** The Amazon Corretto Crypto Provider, for the accp engine; its jars are per platform. */
     ACCP("Amazon Corretto Crypto Provider", "com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider",
-            "software.amazon.cryptools", "AmazonCorrettoCryptoProvider", "linux-x86_64");
+            "software.amazon.cryptools", "AmazonCorrettoCryptoProvider", "linux-x86_64"),
+    /**
+     * SLF4J's API (1.7 or 2.x, the application's own), which {@link Log} logs through; without it
+     * {@link Log} logs through the JDK's {@code System.Logger} and nothing is unavailable.
+     */
+    SLF4J("SLF4J", "org.slf4j.LoggerFactory", "org.slf4j", "slf4j-api", null);
 
     private final String name;
     private final String probeClass;

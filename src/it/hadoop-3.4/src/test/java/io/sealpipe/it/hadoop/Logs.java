@@ -43,10 +43,11 @@ final class Logs {
     private static final String LOCAL_JOB_RUNNER = "org.apache.hadoop.mapred.LocalJobRunner";
 
     /**
-     * A line logged: its logger, its message, its exception (or null), and for a codec made, the
-     * method that called {@code CryptoCodec.getInstance} (else null).
+     * A line logged: its logger, its message, its exception (or null), for a codec made, the
+     * method that called {@code CryptoCodec.getInstance} (else null), and for sealpipe's lines,
+     * the class that log4j reports as the location (else null).
      */
-    record Line(String logger, String message, Throwable thrown, String codecCaller) {}
+    record Line(String logger, String message, Throwable thrown, String codecCaller, String locationClass) {}
 
     private static final List<Line> LINES = new CopyOnWriteArrayList<>();
     private static boolean installed;
@@ -64,8 +65,11 @@ final class Logs {
                 String message = event.getRenderedMessage();
                 // Appenders run in the thread that logs: the stack is getInstance's caller's.
                 String caller = message != null && message.startsWith(CODEC_USED) ? codecCaller(new Throwable().getStackTrace()) : null;
+                String location = event.getLoggerName().startsWith("io.sealpipe")
+                        ? event.getLocationInformation().getClassName() : null;
                 LINES.add(new Line(event.getLoggerName(), message,
-                        event.getThrowableInformation() == null ? null : event.getThrowableInformation().getThrowable(), caller));
+                        event.getThrowableInformation() == null ? null : event.getThrowableInformation().getThrowable(), caller,
+                        location));
             }
 
             @Override
