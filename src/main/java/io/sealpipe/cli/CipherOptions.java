@@ -9,6 +9,7 @@ import io.sealpipe.engine.Operation;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -137,12 +138,16 @@ final class CipherOptions {
     boolean quiet;
 
     @Option(names = "--force", description = "Replace an existing OUT (it keeps its permissions); without it an"
-            + " existing OUT is an error.")
+            + " existing OUT is an error, also one made while the command runs.")
     boolean force;
 
-    /** An existing file OUT is replaced only with --force. */
+    /**
+     * An existing OUT (a file, or any name but a directory's, which is refused later) is replaced
+     * only with --force. Checked again when OUT is published: one made meanwhile is kept too.
+     */
     void checkOutMayBeWritten() {
-        if (!Io.isStd(out) && Files.isRegularFile(Path.of(out)) && !force) {
+        if (!Io.isStd(out) && !force && Files.exists(Path.of(out), LinkOption.NOFOLLOW_LINKS)
+                && !Files.isDirectory(Path.of(out))) {
             throw bad("OUT exists: add --force to replace it (it keeps its permissions), or choose another name");
         }
     }

@@ -11,6 +11,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.PushbackInputStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -86,7 +87,7 @@ abstract class CryptCommand implements Callable<Integer> {
                         + " this machine (ps, /proc/PID/cmdline): use --key-file (raw bytes or hex)");
             }
             try (InputStream opened = open(options.in);
-                    Io.Output output = create(options.out, options.spec.commandLine().getErr());
+                    Io.Output output = create(options.out, options.spec.commandLine().getErr(), options.force);
                     InputStream progress = Progress.wrap(opened, options.in, encrypting() ? "encrypt" : "decrypt",
                             options.quiet)) {
                 InputStream rawIn = progress;
@@ -110,7 +111,14 @@ abstract class CryptCommand implements Callable<Integer> {
                     throw new IOException("cannot decrypt " + (Io.isStd(options.in) ? "standard input" : options.in) + ": "
                             + e.getMessage() + "; " + where, e);
                 }
-                output.commit();
+                try {
+                    output.commit();
+                } catch (FileAlreadyExistsException e) {
+                    // Made after checkOutMayBeWritten (by another program): never replaced without --force.
+                    throw new UsageException(options.spec.commandLine(), "OUT exists (it was made while "
+                            + options.spec.commandLine().getCommandName() + " ran): add --force to replace it, or"
+                            + " choose another name; OUT was left as it is");
+                }
             }
         } finally {
             versions.forEach(CipherOptions.KeyVersion::wipe);
@@ -188,9 +196,9 @@ abstract class CryptCommand implements Callable<Integer> {
         }
     }
 
-    private static Io.Output create(String path, PrintWriter err) throws IOException {
+    private static Io.Output create(String path, PrintWriter err, boolean replace) throws IOException {
         try {
-            return new Io.Output(path, err);
+            return Io.Output.open(path, err, replace);
         } catch (IOException e) {
             throw new IOException("cannot write output " + path + ": " + Io.describe(e), e);
         }

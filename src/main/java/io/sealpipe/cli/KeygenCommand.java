@@ -2,13 +2,12 @@ package io.sealpipe.cli;
 
 import io.sealpipe.Keys;
 import java.io.IOException;
-import java.io.OutputStream;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.util.Arrays;
@@ -93,77 +92,97 @@ final class KeygenCommand implements Callable<Integer> {
         return Main.OK;
     }
 
-    /** A new file, 0600 from its creation (no moment when others could read it), opened once. */
+    private UsageException keyFileExists() {
+        return bad("the --out file exists: keygen never overwrites a key (another key may be in use); choose another"
+                + " name");
+    }
+
+    /**
+     * A new file, 0600 from its creation (no moment when others could read it): written to a
+     * temporary file beside it, synced, and linked into place only if no file has the name by
+     * then (see {@link Io.Output}). A failure leaves no file.
+     */
     private void writeFile(Path file, byte[] key) throws IOException {
+        if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+            throw keyFileExists();
+        }
         byte[] hex = (HexFormat.of().formatHex(key) + "\n").getBytes(StandardCharsets.US_ASCII);
-        try (java.nio.channels.SeekableByteChannel out = Files.newByteChannel(file, java.util.Set.<java.nio.file.OpenOption>of(
-                java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE,
-                java.nio.file.LinkOption.NOFOLLOW_LINKS),
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
-            java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(hex);
-            while (buffer.hasRemaining()) {
-                out.write(buffer);
+        try (Io.Output out = Io.Output.file(file, spec.commandLine().getErr(), false)) {
+            out.stream.write(hex);
+            try {
+                out.commit();
+            } catch (FileAlreadyExistsException e) {
+                throw keyFileExists(); // made after the check above
             }
-        } catch (FileAlreadyExistsException e) {
-            throw bad("the --out file exists: keygen never overwrites a key (another key may be in use); choose another"
-                    + " name");
+        } catch (IOException e) {
+            throw new IOException("cannot write the --out file: " + Io.describe(e), e);
         } finally {
             Arrays.fill(hex, (byte) 0);
         }
     }
 
     /**
-     * Adds the entry to the keystore (made, as PKCS12 and 0600, if absent): written to a new file
-     * beside it, synced, and moved over it (keeping an existing keystore's permissions), or linked
-     * into place for a new one (so a keystore made meanwhile is not overwritten): a failure leaves
-     * the keystore as it was. Two keygens on one keystore at the same moment are not serialised.
+     * Adds the entry to the keystore (made, as PKCS12 and 0600, if absent), under the keystore's
+     * {@link KeystoreLock}, so that keygens on one keystore take turns and none loses another's
+     * entry: read under the lock, then written to a temporary file beside it, synced, and
+     * renamed over it (keeping an existing keystore's permissions), or linked into place for a
+     * new one (so a keystore made meanwhile by another program is not overwritten); the
+     * directory is synced after. A failure leaves the keystore as it was.
      */
     private void writeEntry(CipherOptions.KeystoreEntry entry, SecretKey key) throws IOException {
         char[] password = KeySources.password(passwordFile, entry.file, "--keystore", spec);
+        Path file = entry.file;
         try {
             if (password.length == 0) {
                 throw bad("the keystore password is empty: an empty password protects nothing");
             }
-            boolean exists = Files.exists(entry.file);
-            KeyStore store;
-            if (exists) {
-                store = Keys.loadKeyStore(entry.file, password);
-                if (store.containsAlias(entry.alias)) {
-                    throw bad("the --keystore file already has an entry '" + entry.alias + "': keygen never replaces a"
-                            + " key; choose another alias");
-                }
-            } else {
-                store = KeyStore.getInstance("PKCS12");
-                store.load(null, null);
-            }
-            store.setEntry(entry.alias, new KeyStore.SecretKeyEntry(key), new KeyStore.PasswordProtection(password));
-            Path dir = entry.file.toAbsolutePath().getParent();
-            Path temp = Files.createTempFile(dir, ".sealpipe-keystore-", ".tmp",
-                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-            try {
-                try (java.io.FileOutputStream out = new java.io.FileOutputStream(temp.toFile())) {
-                    store.store(out, password);
-                    out.getFD().sync();
-                }
+            file = realPath(entry.file);
+            PrintWriter err = spec.commandLine().getErr();
+            try (KeystoreLock lock = KeystoreLock.take(file, err)) {
+                boolean exists = Files.exists(file);
+                KeyStore store;
                 if (exists) {
-                    Files.setPosixFilePermissions(temp, Files.getPosixFilePermissions(entry.file));
-                    Files.move(temp, entry.file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                    store = Keys.loadKeyStore(file, password);
+                    if (store.containsAlias(entry.alias)) {
+                        throw bad("the --keystore file already has an entry '" + entry.alias + "': keygen never"
+                                + " replaces a key; choose another alias");
+                    }
                 } else {
+                    store = KeyStore.getInstance("PKCS12");
+                    store.load(null, null);
+                }
+                TestHooks.reached(TestHooks.Step.KEYSTORE_READ, file);
+                store.setEntry(entry.alias, new KeyStore.SecretKeyEntry(key),
+                        new KeyStore.PasswordProtection(password));
+                try (Io.Output out = Io.Output.file(file, err, exists)) {
+                    store.store(out.stream, password);
                     try {
-                        Files.createLink(entry.file, temp);
+                        out.commit();
                     } catch (FileAlreadyExistsException e) {
-                        throw bad("the --keystore file appeared while keygen ran: run it again");
+                        throw bad("the --keystore file appeared while keygen ran (made by another program): run it"
+                                + " again");
                     }
                 }
-            } finally {
-                Files.deleteIfExists(temp);
             }
         } catch (GeneralSecurityException e) {
             throw new IOException("cannot store the key in the --keystore file: " + e.getMessage(), e);
         } catch (IOException e) {
-            throw new IOException(String.valueOf(e.getMessage()).replace(entry.file.toString(), "the --keystore file"), e);
+            throw new IOException(String.valueOf(e.getMessage()).replace(file.toString(), "the --keystore file")
+                    .replace(entry.file.toString(), "the --keystore file"), e);
         } finally {
             Arrays.fill(password, '\0');
         }
+    }
+
+    /**
+     * The keystore's real path (its directory's if it does not exist yet): a symbolic link to a
+     * keystore stays a link to the updated keystore, and two names for one keystore take one lock.
+     */
+    private static Path realPath(Path keystore) throws IOException {
+        if (Files.exists(keystore)) {
+            return keystore.toRealPath();
+        }
+        Path absolute = keystore.toAbsolutePath();
+        return absolute.getParent().toRealPath().resolve(absolute.getFileName());
     }
 }

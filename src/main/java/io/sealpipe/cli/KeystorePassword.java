@@ -13,7 +13,8 @@ import java.util.Arrays;
  * A keystore's password, never from the command line: {@code --password-file FILE} (its first
  * line), else the environment variable {@value #ENV}, else a prompt without echo when standard
  * input is a terminal (through the JDK's Console, or /dev/tty when output is redirected). The
- * caller wipes the array.
+ * caller wipes the array. Either prompt turns echo back on when the JVM is ended while it waits
+ * (the JDK's Console by a shutdown hook of its own, the /dev/tty prompt by {@link #prompt}'s).
  */
 final class KeystorePassword {
     /** The environment variable that holds the keystore password. */
@@ -76,7 +77,64 @@ final class KeystorePassword {
             return null; // no controlling terminal after all
         }
         try (terminal) {
-            if (!stty("-echo")) {
+            return prompt(new DevTty(terminal), RUNTIME);
+        }
+    }
+
+    /** The controlling terminal as {@link #prompt} uses it; the tests give a fake one. */
+    interface Terminal {
+        /** Turns echo on or off; whether that worked. */
+        boolean echo(boolean on);
+
+        void write(byte[] bytes) throws IOException;
+
+        /** The next byte typed, or -1 at the end. */
+        int read() throws IOException;
+    }
+
+    /** Where {@link #prompt} registers its shutdown hook: the JVM's, or a test's record. */
+    interface ShutdownHooks {
+        void add(Thread hook);
+
+        void remove(Thread hook);
+    }
+
+    private static final ShutdownHooks RUNTIME = new ShutdownHooks() {
+        @Override
+        public void add(Thread hook) {
+            Runtime.getRuntime().addShutdownHook(hook);
+        }
+
+        @Override
+        public void remove(Thread hook) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // The hook runs (or ran) too: echo on twice is harmless.
+            }
+        }
+    };
+
+    /**
+     * Asks for the password on {@code terminal} with echo off, up to the end of the line; null
+     * (nothing asked) if echo cannot be turned off. Echo is turned back on however this ends:
+     * on return or failure, and when the JVM is ended while the prompt waits (Ctrl-C, that is
+     * SIGINT; SIGTERM; SIGHUP), by a shutdown hook that is registered before echo goes off and
+     * removed once it is back on. Only SIGKILL leaves echo off ({@code stty echo} or {@code
+     * reset} then restores it).
+     */
+    static char[] prompt(Terminal terminal, ShutdownHooks hooks) throws IOException {
+        Thread restoreEcho = new Thread(() -> {
+            terminal.echo(true);
+            try {
+                terminal.write(new byte[] {'\n'}); // the shell's prompt on a line of its own
+            } catch (IOException e) {
+                // The terminal is gone: nothing to show anything on.
+            }
+        }, "sealpipe-restore-terminal-echo");
+        hooks.add(restoreEcho); // before echo goes off: no moment with echo off and no hook
+        try {
+            if (!terminal.echo(false)) {
                 return null; // without a way to hide it, never read a password
             }
             try {
@@ -92,9 +150,29 @@ final class KeystorePassword {
                     Arrays.fill(bytes, (byte) 0);
                 }
             } finally {
-                stty("echo");
-                terminal.write('\n');
+                terminal.echo(true);
+                terminal.write(new byte[] {'\n'});
             }
+        } finally {
+            hooks.remove(restoreEcho); // after echo is on: no moment with echo off and no hook
+        }
+    }
+
+    /** {@code /dev/tty}, open, with echo switched by {@code stty}. */
+    private record DevTty(java.io.RandomAccessFile file) implements Terminal {
+        @Override
+        public boolean echo(boolean on) {
+            return stty(on ? "echo" : "-echo");
+        }
+
+        @Override
+        public void write(byte[] bytes) throws IOException {
+            file.write(bytes);
+        }
+
+        @Override
+        public int read() throws IOException {
+            return file.read();
         }
     }
 

@@ -1,0 +1,89 @@
+package io.sealpipe.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The lock that makes keygens adding entries to one keystore take turns, so that none writes
+ * back a keystore read before another's entry was added (and loses that entry). Held from
+ * before the keystore is read until its new version is in place.
+ *
+ * <p>Two locks, taken in this order: a {@link ReentrantLock} per keystore for the threads of
+ * this JVM, then an exclusive {@link FileChannel#lock() file lock} on {@code KEYSTORE.lock}
+ * beside the keystore, which other processes (sealpipe keygens) wait for. The file lock alone
+ * would not do within one JVM: it belongs to the whole process, and a second one taken in the
+ * same JVM throws {@code OverlappingFileLockException} instead of waiting. The lock file stays
+ * after use, empty and readable by its owner only: removing it would let a process that opened
+ * it before the removal and one that created it anew both hold "the" lock.
+ *
+ * <p>The keystore's path should be its real path (symbolic links resolved), so that two names
+ * for one keystore take one lock. Closed by the thread that took it.
+ */
+final class KeystoreLock implements AutoCloseable {
+    private static final ConcurrentHashMap<Path, ReentrantLock> IN_THIS_JVM = new ConcurrentHashMap<>();
+
+    private final ReentrantLock threads;
+    private final FileChannel file;
+
+    private KeystoreLock(ReentrantLock threads, FileChannel file) {
+        this.threads = threads;
+        this.file = file;
+    }
+
+    /**
+     * Takes the lock of {@code keystore}, waiting for another keygen that holds it (and saying
+     * so on {@code err}).
+     */
+    static KeystoreLock take(Path keystore, PrintWriter err) throws IOException {
+        TestHooks.reached(TestHooks.Step.KEYSTORE_LOCKING, keystore);
+        Path lockFile = keystore.resolveSibling(keystore.getFileName() + ".lock");
+        ReentrantLock threads = IN_THIS_JVM.computeIfAbsent(lockFile, f -> new ReentrantLock());
+        if (!threads.tryLock()) {
+            waiting(keystore, lockFile, err);
+            threads.lock();
+        }
+        try {
+            FileChannel file = FileChannel.open(lockFile, Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
+                    Io.Output.ownerOnly(lockFile.getParent()));
+            try {
+                FileLock lock = file.tryLock();
+                if (lock == null) {
+                    waiting(keystore, lockFile, err);
+                    file.lock();
+                }
+                return new KeystoreLock(threads, file);
+            } catch (IOException | RuntimeException e) {
+                file.close();
+                throw e;
+            }
+        } catch (IOException e) {
+            threads.unlock();
+            throw new IOException("cannot lock " + keystore + " with " + lockFile + ": " + Io.describe(e), e);
+        } catch (RuntimeException e) {
+            threads.unlock();
+            throw e;
+        }
+    }
+
+    private static void waiting(Path keystore, Path lockFile, PrintWriter err) {
+        err.println("sealpipe: waiting for another keygen to finish with " + keystore + " (it holds " + lockFile + ")");
+        err.flush();
+    }
+
+    /** Releases both locks. */
+    @Override
+    public void close() throws IOException {
+        try {
+            file.close(); // releases the file lock
+        } finally {
+            threads.unlock();
+        }
+    }
+}

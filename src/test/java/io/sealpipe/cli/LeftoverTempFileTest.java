@@ -1,0 +1,153 @@
+package io.sealpipe.cli;
+
+import static java.nio.file.StandardWatchEventKinds.ENTRY_CREATE;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.sealpipe.ChildJvm;
+import io.sealpipe.GcmStreams;
+import io.sealpipe.cli.CliRun.Result;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@code encrypt} and {@code decrypt} killed with SIGKILL in the middle of writing OUT (no
+ * shutdown hook runs): OUT does not exist, only the temporary file {@code .OUT.sealpipe-PID.tmp}
+ * beside it; the next run writing that OUT removes it, and says so, as it removes every leftover
+ * of OUT whose process is no longer running, and keeps those of running processes.
+ */
+class LeftoverTempFileTest {
+    private static final String KEY = "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4";
+    private static final long SAFETY_NET_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+    @TempDir
+    Path dir;
+
+    @ParameterizedTest
+    @ValueSource(strings = {"encrypt", "decrypt"})
+    void aKilledRunLeavesOnlyItsTemporaryFileAndTheNextRunRemovesIt(String command) throws Exception {
+        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(KEY));
+        byte[] plain = new byte[300_000];
+        new Random(11).nextBytes(plain);
+        byte[] input = command.equals("encrypt") ? plain : seal(plain);
+        Path out = dir.resolve("out.bin");
+
+        List<String> cli = ChildJvm.command("-cp", System.getProperty("java.class.path"), Main.class.getName(), command,
+                "--key-file", keyFile.toString(), "-", out.toString());
+        Path errFile = dir.resolve("stderr.txt");
+        Process p = new ProcessBuilder(cli).redirectError(errFile.toFile()).start();
+        Path temp;
+        try (OutputStream stdin = p.getOutputStream()) {
+            stdin.write(input, 0, input.length / 2); // and no more: the child waits for the rest
+            stdin.flush();
+            temp = awaitTemporaryFile(p, errFile);
+            assertEquals(".out.bin.sealpipe-" + p.pid() + ".tmp", temp.getFileName().toString(),
+                    "the temporary file names OUT and the process writing it");
+            p.destroyForcibly(); // SIGKILL: no shutdown hook runs
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        } finally {
+            p.destroyForcibly();
+        }
+        assertFalse(Files.exists(out), "no OUT after a kill");
+        assertTrue(Files.exists(temp), "the temporary file is left");
+
+        Path in = Files.write(dir.resolve("in"), input);
+        Result next = CliRun.run(command, "--key-file", keyFile.toString(), in.toString(), out.toString());
+        assertEquals(0, next.code(), next.err());
+        assertEquals("sealpipe: removed " + temp + ", left by an earlier run that did not finish (process " + p.pid()
+                + " is no longer running)\n", next.err());
+        assertFalse(Files.exists(temp), "the leftover is removed");
+        assertTrue(Files.exists(out));
+    }
+
+    @Test
+    void leftoversOfRunningProcessesAndOfOtherFilesAreKept() throws Exception {
+        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(KEY));
+        Path in = Files.writeString(dir.resolve("in"), "data\n");
+        Process running = new ProcessBuilder("cat").start(); // runs until its input ends
+        Process ended = new ProcessBuilder("true").start();
+        assertEquals(0, ended.waitFor());
+        try {
+            Path ofRunning = Files.writeString(dir.resolve(".out.sealpipe-" + running.pid() + ".tmp"), "x");
+            Path ofEnded = Files.writeString(dir.resolve(".out.sealpipe-" + ended.pid() + ".tmp"), "x");
+            Path ofEndedSecond = Files.writeString(dir.resolve(".out.sealpipe-" + ended.pid() + "-2.tmp"), "x");
+            Path ofThisJvm = Files.writeString(dir.resolve(".out.sealpipe-" + ProcessHandle.current().pid() + ".tmp"),
+                    "not written by any command of this JVM");
+            Path ofOtherOut = Files.writeString(dir.resolve(".other.sealpipe-" + ended.pid() + ".tmp"), "x");
+            Path notOurs = Files.writeString(dir.resolve(".out.sealpipe-12x.tmp"), "x");
+
+            Result r = CliRun.run("encrypt", "--key-file", keyFile.toString(), in.toString(), dir.resolve("out").toString());
+            assertEquals(0, r.code(), r.err());
+            assertFalse(Files.exists(ofEnded), "a leftover of an ended process is removed");
+            assertFalse(Files.exists(ofEndedSecond), "a leftover of an ended process is removed");
+            assertFalse(Files.exists(ofThisJvm), "a leftover with this JVM's pid that no command of it is writing");
+            assertTrue(Files.exists(ofRunning), "a running process may still be writing it");
+            assertTrue(Files.exists(ofOtherOut), "another OUT's");
+            assertTrue(Files.exists(notOurs), "not a name sealpipe makes");
+            assertEquals(3, r.err().lines().count(), r.err());
+            assertTrue(r.err().contains("sealpipe: removed " + ofEnded + ", left by an earlier run that did not finish"
+                    + " (process " + ended.pid() + " is no longer running)"), r.err());
+            assertFalse(r.err().contains(ofRunning.toString()), r.err());
+        } finally {
+            running.destroyForcibly();
+        }
+    }
+
+    private static byte[] seal(byte[] plain) throws IOException {
+        ByteArrayOutputStream sealed = new ByteArrayOutputStream();
+        try (OutputStream s = GcmStreams.builder().key(HexFormat.of().parseHex(KEY)).build().encrypt(sealed)) {
+            s.write(plain);
+        }
+        return sealed.toByteArray();
+    }
+
+    /** Waits (inotify, no sleeping) until the child has created a temporary file {@code .out.bin.*.tmp}. */
+    private Path awaitTemporaryFile(Process p, Path errFile) throws IOException, InterruptedException {
+        long start = System.nanoTime();
+        try (WatchService watcher = dir.getFileSystem().newWatchService()) {
+            dir.register(watcher, ENTRY_CREATE);
+            while (true) {
+                Optional<Path> temp = temporaryFile();
+                if (temp.isPresent()) {
+                    return temp.get();
+                }
+                if (!p.isAlive()) {
+                    fail("the child exited " + p.exitValue() + " before creating its temporary file: "
+                            + Files.readString(errFile));
+                }
+                if (System.nanoTime() - start > SAFETY_NET_NANOS) {
+                    fail("no temporary file after 60 s");
+                }
+                WatchKey key = watcher.poll(1, TimeUnit.SECONDS); // an event, or a look at p.isAlive()
+                if (key != null) {
+                    key.pollEvents();
+                    key.reset();
+                }
+            }
+        }
+    }
+
+    private Optional<Path> temporaryFile() throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(f -> f.getFileName().toString().startsWith(".out.bin.")
+                    && f.getFileName().toString().endsWith(".tmp")).findFirst();
+        }
+    }
+}
