@@ -1,0 +1,87 @@
+package io.sealpipe;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 29's bound on many open streams: {@value #STREAMS} streams at parallelism 2, each part
+ * way through a message long enough for its workers ({@link ManyOpenStreamsChild}), in a child
+ * JVM on G1 with 1 MiB regions (the smallest, so the lowest humongous threshold: 512 KiB).
+ *
+ * <ul>
+ *   <li>No stream allocates a humongous object: G1 reports no humongous region while they are
+ *       open (a 1 MiB batch buffer is one, and takes two whole regions).
+ *   <li>The heap each kind of stream holds, after a full collection, is at most its buffers
+ *       ({@link #BOUNDS}; measured: see docs/PERFORMANCE.md).
+ *   <li>They start no thread of their own: the only threads added are the shared workers, at
+ *       most {@code Workers.MAX_THREADS}.
+ * </ul>
+ */
+class ManyOpenStreamsTest {
+    private static final int STREAMS = 1000;
+    private static final int CHUNK = 16384;
+    private static final int SEALED_CHUNK = 16400;
+    private static final int BATCH = GcmParallelWriter.BATCH_CHUNKS;
+    /** What a stream may hold beyond its buffers: its ciphers and its workers' (with their scratch arrays), its fields. */
+    private static final int SLACK = 96 * 1024;
+
+    /**
+     * The bound per open stream of each kind at parallelism 2: its buffers. A GCM writer has the
+     * chunk it fills and the sealed chunks it passes on (its sequential start), then two batches,
+     * each its plaintext and its sealed chunks; a GCM reader a batch of ciphertext being opened,
+     * the next one read ahead, and the plaintext of two batches; a CTR writer its buffer and the
+     * buffer of its large writes; a CTR reader its buffer.
+     */
+    static final Map<String, Long> BOUNDS = Map.of(
+            "gcm-write", CHUNK + (long) GcmOutputStream.CHUNKS_PER_WRITE * SEALED_CHUNK + 2L * BATCH * (CHUNK + SEALED_CHUNK)
+                    + SLACK,
+            "gcm-read", 2L * (BATCH * SEALED_CHUNK + 1) + 2L * BATCH * CHUNK + SLACK,
+            "ctr-write", (long) CtrStreams.DEFAULT_BUFFER_SIZE + BATCH * CHUNK + SLACK,
+            "ctr-read", (long) CtrStreams.DEFAULT_BUFFER_SIZE + SLACK);
+
+    @Test
+    void aThousandOpenStreamsHoldABoundedHeapAndNoThreadsOfTheirOwn(@TempDir Path dir)
+            throws IOException, InterruptedException {
+        Path gcLog = dir.resolve("gc.log");
+        List<String> command = ChildJvm.command("-XX:+UseG1GC", "-XX:G1HeapRegionSize=1m", "-Xms2g", "-Xmx2g",
+                "-Xlog:gc+heap=info:file=" + gcLog, "-cp", System.getProperty("java.class.path"),
+                ManyOpenStreamsChild.class.getName(), Integer.toString(STREAMS), "openssl-jni", gcLog.toString());
+        Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(child.waitFor(5, TimeUnit.MINUTES), "the child JVM did not exit");
+        assertEquals(0, child.exitValue(), output);
+
+        assertEquals(STREAMS, value(output, "streams"), output);
+        System.out.println(output.lines().filter(line -> !line.contains(" INFO ")).toList());
+        for (Map.Entry<String, Long> bound : BOUNDS.entrySet()) {
+            long held = value(output, "held-" + bound.getKey());
+            assertTrue(held <= bound.getValue(), "an open " + bound.getKey() + " stream holds " + held + " bytes, more than its"
+                    + " buffers (" + bound.getValue() + "): " + output);
+        }
+        long added = value(output, "threads-open") - value(output, "threads-before");
+        assertTrue(added <= value(output, "workers-max"),
+                "the open streams added " + added + " threads, more than the shared workers: " + output);
+
+        assertEquals(value(output, "humongous-before"), value(output, "humongous-open"),
+                "the open streams allocated humongous objects (G1, 1 MiB regions): " + output);
+    }
+
+    private static long value(String output, String name) {
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + ": (\\d+)$").matcher(output);
+        if (!m.find()) {
+            throw new AssertionError("the child printed no " + name + ": " + output);
+        }
+        return Long.parseLong(m.group(1));
+    }
+}
