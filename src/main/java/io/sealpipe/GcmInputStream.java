@@ -37,8 +37,10 @@ import javax.crypto.AEADBadTagException;
  * <p>Errors of the wrapped stream pass through as they are and do not poison the stream. Not
  * thread-safe, but for {@code close()}, which may come from another thread: a read that races it
  * returns authentic plaintext or fails as closed ({@link ClosedChannelException}), never the
- * zeros that close() leaves in the plaintext buffer. For random access use {@link
- * GcmSeekableChannel}.
+ * zeros that close() leaves in the plaintext buffer, an engine's error about a closed cipher, or
+ * an error about the destroyed key. close() waits for the read's engine call or header check
+ * under way (it never closes the cipher under a read) and frees what that made. For random
+ * access use {@link GcmSeekableChannel}.
  *
  * <p>With {@link GcmStreams.Builder#parallelism parallelism} above 1, once the message passed
  * its first MiB, batches of 31 chunks (496 KiB) are opened by this thread and shared workers
@@ -94,11 +96,13 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     /** What the source threw during a read-ahead: thrown when a read needs the bytes after those read. */
     private Throwable sourceFailure;
     /**
-     * Held by a read while it uses what {@code close()} frees: while it opens a batch with
-     * workers, and while it copies plaintext out of {@link #plain}; and by {@code close()} before
-     * it frees the workers' ciphers and zeroes the buffers. So a close() from another thread
-     * waits for that batch or copy, and a read that gets the lock after it fails as closed
-     * instead of returning the zeros it left as data.
+     * Held by a read while it uses or makes what {@code close()} frees: while it checks the header
+     * (derives the message key, makes the cipher), calls the engine, opens a batch with workers,
+     * makes the workers' ciphers, and copies plaintext out of {@link #plain}; and by {@code close()}
+     * before it frees the ciphers and zeroes the keys and buffers. So a close() from another
+     * thread waits for that step and frees what it made, and a read that gets the lock after it
+     * fails as closed instead of using a closed cipher or a destroyed key, or returning the zeros
+     * close() left as data.
      */
     private final ReentrantLock closeLock = new ReentrantLock();
     /** Test hook (GcmCloseRaceTest): runs on the reading thread between its check and its copy out of {@link #plain}. */
@@ -362,9 +366,15 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             if (job != null && count > 1) {
                 opened = openBatch(count, dst, off);
             } else {
-                opened = memory != null
-                    ? cipher.openChunks(baseNonce, nextChunk, window(count * SEALED_CHUNK_SIZE), view(dst, off, count * CHUNK_SIZE))
-                    : cipher.openChunks(baseNonce, nextChunk, sealed, sealedPos, count, dst, off);
+                closeLock.lock(); // a close() from another thread waits for this call, or came first
+                try {
+                    state.checkOpen();
+                    opened = memory != null
+                        ? cipher.openChunks(baseNonce, nextChunk, window(count * SEALED_CHUNK_SIZE), view(dst, off, count * CHUNK_SIZE))
+                        : cipher.openChunks(baseNonce, nextChunk, sealed, sealedPos, count, dst, off);
+                } finally {
+                    closeLock.unlock();
+                }
                 sealedPos += opened * SEALED_CHUNK_SIZE;
             }
             countOpened(opened, count);
@@ -383,12 +393,16 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         }
         Cobblestone.chunkNonce(baseNonce, nextChunk, nonce);
         int n;
+        closeLock.lock(); // as above
         try {
+            state.checkOpen();
             n = memory != null
                     ? cipher.open(nonce, null, window(available), view(dst, off, available - TAG_LENGTH))
                     : cipher.open(nonce, null, sealed, sealedPos, available, dst, off);
         } catch (AEADBadTagException e) {
             throw state.fail(chunkFailed(nextChunk));
+        } finally {
+            closeLock.unlock();
         }
         sealedPos += available;
         nextChunk++;
@@ -654,7 +668,12 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         return sealedLimit - sealedPos;
     }
 
-    /** Reads the salt and commitment and checks the commitment, once, before any chunk. */
+    /**
+     * Reads the salt and commitment and checks the commitment, once, before any chunk. The check
+     * runs under {@link #closeLock}: a close() from another thread comes before it (the read
+     * fails as closed, not on the input key close() destroyed) or after it, and then closes the
+     * cipher made here and zeroes the message key kept for the workers.
+     */
     private void checkHeader() throws IOException {
         if (cipher != null) {
             return;
@@ -670,22 +689,28 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         } else {
             System.arraycopy(sealed, sealedPos, header, 0, HEADER_LENGTH);
         }
-        Cobblestone.MessageKeys keys;
+        closeLock.lock();
         try {
-            keys = params.derive(inputKey, Arrays.copyOf(header, SALT_LENGTH));
-        } finally {
-            inputKey.destroy(); // from here on the message key is all this stream needs
-        }
-        try {
-            if (!keys.commitmentMatches(header, SALT_LENGTH)) {
-                throw state.fail(new StreamAuthenticationException("the key commitment does not match: wrong key or context,"
-                        + " or a modified header; no chunk was decrypted", -1));
+            state.checkOpen();
+            Cobblestone.MessageKeys keys;
+            try {
+                keys = params.derive(inputKey, Arrays.copyOf(header, SALT_LENGTH));
+            } finally {
+                inputKey.destroy(); // from here on the message key is all this stream needs
             }
-            cipher = params.newCipher(keys.key);
-            baseNonce = keys.baseNonce.clone();
-            messageKey = params.parallelism() > 1 ? AesKey.copyOf(keys.key) : null;
+            try {
+                if (!keys.commitmentMatches(header, SALT_LENGTH)) {
+                    throw state.fail(new StreamAuthenticationException("the key commitment does not match: wrong key or"
+                            + " context, or a modified header; no chunk was decrypted", -1));
+                }
+                cipher = params.newCipher(keys.key);
+                baseNonce = keys.baseNonce.clone();
+                messageKey = params.parallelism() > 1 ? AesKey.copyOf(keys.key) : null;
+            } finally {
+                keys.destroy();
+            }
         } finally {
-            keys.destroy();
+            closeLock.unlock();
         }
         sealedPos += HEADER_LENGTH;
     }
@@ -695,13 +720,14 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
      * buffered: from here on batches of chunks are read ahead and opened by this thread and
      * shared workers together. The plaintext returned is the same.
      */
-    private void goParallelIfDue() {
+    private void goParallelIfDue() throws ClosedChannelException {
         if (messageKey == null || released < PARALLEL_AFTER) {
             return;
         }
         int helpers = params.parallelism() - 1;
         closeLock.lock(); // a close() from another thread sees the job and the buffers it must free
         try {
+            state.checkOpen(); // else close() destroyed messageKey
             helperCiphers = new ResourcePool<>(params.newCiphers(messageKey, helpers));
             messageKey.destroy();
             messageKey = null;

@@ -1,8 +1,10 @@
 package io.sealpipe;
 
+import static io.sealpipe.Cobblestone.CHUNK_SIZE;
+import static io.sealpipe.Cobblestone.SALT_LENGTH;
 import static io.sealpipe.CtrFixtures.bytes;
 import static io.sealpipe.ReaderRaces.closeOnAnotherThread;
-import static io.sealpipe.ReaderRaces.joinUninterruptibly;
+import static io.sealpipe.ReaderRaces.startClose;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -10,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.sealpipe.ReaderRaces.Closing;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.TestEngines;
@@ -20,6 +23,7 @@ import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
@@ -30,7 +34,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * {@link GcmSeekableChannel#close()} racing positioned reads, and {@link GcmInputStream#close()}
- * racing a read that takes plaintext from the stream's buffer, each race forced to its moment by
+ * racing a read that takes plaintext from the stream's buffer, a read about to call the engine
+ * and the first read's check of the header, each race forced to its moment by
  * a hook in the engine, the channel or the stream (no sleeps), on every engine. The wrapped
  * channel stays open ({@code closeUnderlying(false)}), so a read that gets past close() reaches
  * decryption: it must fail as closed, never report tampering. A stream's read must return the
@@ -137,9 +142,10 @@ class GcmCloseRaceTest {
     }
 
     /**
-     * close() runs, whole, once the engine has opened a short read's chunk into the stream's
+     * close() comes in once the engine has opened a short read's chunk into the stream's
      * plaintext buffer and before the read copies from it (the hook is the end of the engine
-     * call, on the reading thread): the read fails as closed. Before, it copied the zeros that
+     * call, on the reading thread; close() waits for that call to return, then runs whole before
+     * the copy or waits for it): the read fails as closed. Before, it copied the zeros that
      * close() had left in the buffer and returned them as plaintext.
      */
     @ParameterizedTest(name = "{0}")
@@ -153,10 +159,10 @@ class GcmCloseRaceTest {
                 GcmStreams gcm = gcm(engine);
                 GcmInputStream in = inMemory ? gcm.decrypt(ByteBuffer.wrap(sealed)) : gcm.decrypt(new ByteArrayInputStream(sealed));
                 Thread reader = Thread.currentThread();
-                AtomicBoolean closed = new AtomicBoolean();
+                AtomicReference<Closing> closing = new AtomicReference<>();
                 engine.onOpenedChunks((first, count) -> {
-                    if (Thread.currentThread() == reader && closed.compareAndSet(false, true)) {
-                        closeOnAnotherThread(in);
+                    if (Thread.currentThread() == reader && closing.get() == null) {
+                        closing.set(startClose(in, in::closeWaits)); // close() waits for the engine call to return
                     }
                 });
                 byte[] got;
@@ -165,7 +171,8 @@ class GcmCloseRaceTest {
                 } catch (ClosedChannelException e) {
                     got = null;
                 }
-                assertTrue(closed.get(), where + ": close() ran inside the read");
+                assertTrue(closing.get() != null, where + ": close() ran inside the read");
+                closing.get().join();
                 if (got != null) {
                     fail(where + ": the read returned " + got.length + " bytes after close() (" + zeros(got)
                             + " of them zero) instead of failing as closed");
@@ -204,22 +211,10 @@ class GcmCloseRaceTest {
             assertEquals(100, in.read(first, 0, 100)); // buffers a chunk (parallelism 1) or a batch (2)
             assertArrayEquals(Arrays.copyOfRange(plain, pos, pos + 100), first, where);
             pos += 100;
-            AtomicReference<Thread> closer = new AtomicReference<>();
-            AtomicReference<Throwable> closeFailure = new AtomicReference<>();
+            AtomicReference<Closing> closing = new AtomicReference<>();
             in.beforePlainCopy = () -> {
                 in.beforePlainCopy = null;
-                Thread t = new Thread(() -> {
-                    try {
-                        in.close();
-                    } catch (Throwable e) {
-                        closeFailure.set(e);
-                    }
-                }, "closer");
-                closer.set(t);
-                t.start();
-                while (t.isAlive() && !in.closeWaits(t)) { // close() ended, or waits for this read
-                    Thread.onSpinWait();
-                }
+                closing.set(startClose(in, in::closeWaits)); // close() ended, or waits for this read
             };
             byte[] got;
             try {
@@ -227,9 +222,8 @@ class GcmCloseRaceTest {
             } catch (ClosedChannelException e) {
                 got = null; // also right: failed as closed
             }
-            assertTrue(closer.get() != null, where + ": the hook ran");
-            joinUninterruptibly(closer.get());
-            assertNull(closeFailure.get(), where + ": close() failed");
+            assertTrue(closing.get() != null, where + ": the hook ran");
+            closing.get().join();
             if (got != null) {
                 assertTrue(got.length > 0, where + ": a read returned no byte and no end");
                 assertArrayEquals(Arrays.copyOfRange(plain, pos, pos + got.length), got,
@@ -238,6 +232,230 @@ class GcmCloseRaceTest {
             assertThrows(ClosedChannelException.class, () -> in.read(new byte[10], 0, 10), where + ": the next read");
             assertEquals(0, engine.open(), where + ": ciphers left open");
         }
+    }
+
+    /** Every kind of read: those from the stream's buffer, and one of a batch (1 MiB) straight into the caller's array. */
+    private enum Read {
+        SHORT_ARRAY, LARGE_ARRAY, DIRECT_BUFFER, SINGLE_BYTE;
+
+        /** One read; the bytes it returned. */
+        byte[] read(GcmInputStream in) throws IOException {
+            return switch (this) {
+                case SHORT_ARRAY -> ShortRead.ARRAY.read(in);
+                case LARGE_ARRAY -> {
+                    byte[] b = new byte[GcmParallelWriter.BATCH_CHUNKS * CHUNK_SIZE];
+                    yield Arrays.copyOf(b, Math.max(0, in.read(b, 0, b.length)));
+                }
+                case DIRECT_BUFFER -> ShortRead.DIRECT_BUFFER.read(in);
+                case SINGLE_BYTE -> ShortRead.SINGLE_BYTE.read(in);
+            };
+        }
+    }
+
+    /** Which engine call of the reading thread close() comes just before. */
+    private enum EngineCall {
+        /** openChunks of the first chunks (before the first MiB, so without workers at parallelism 2 too). */
+        FIRST_CHUNKS,
+        /** open of the final chunk (at parallelism 2 after the batches opened with workers). */
+        FINAL_CHUNK
+    }
+
+    /**
+     * close() runs on another thread just before a read calls the engine on the reading thread
+     * (a hook at the start of the engine call): for the first chunks and for the final chunk, at
+     * parallelism 1 and 2, for every kind of read, over a stream and in memory. The read returns
+     * the right plaintext (close() waits for the engine call) or fails as closed, and no cipher
+     * is left open. Before, close() closed the cipher under the read, which threw the engine's
+     * IllegalStateException ("AES-256-GCM (jce) is closed").
+     */
+    @ParameterizedTest(name = "{0}, parallelism {1}")
+    @MethodSource("kindsAndParallelism")
+    void closeJustBeforeAReadCallsTheEngineFailsTheReadAsClosed(EngineKind kind, int parallelism) throws IOException {
+        byte[] plain = parallelism == 1 ? PLAIN : LONG_PLAIN;
+        byte[] sealed = sealed(kind, plain);
+        for (EngineCall call : EngineCall.values()) {
+            for (boolean inMemory : new boolean[] {false, true}) {
+                for (Read read : Read.values()) {
+                    String where = call + ", " + read + (inMemory ? ", message in memory" : ", message from a stream");
+                    HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
+                    GcmStreams gcm = gcm(engine, parallelism);
+                    GcmInputStream in = inMemory ? gcm.decrypt(ByteBuffer.wrap(sealed)) : gcm.decrypt(new ByteArrayInputStream(sealed));
+                    int pos = call == EngineCall.FIRST_CHUNKS ? 0 : plain.length / CHUNK_SIZE * CHUNK_SIZE;
+                    assertEquals(pos, in.readNBytes(new byte[pos], 0, pos), where);
+                    Thread reader = Thread.currentThread();
+                    AtomicReference<Closing> closing = new AtomicReference<>();
+                    Runnable hook = () -> {
+                        if (Thread.currentThread() == reader && closing.get() == null) {
+                            closing.set(startClose(in, in::closeWaits)); // close() ended, or waits for this read
+                        }
+                    };
+                    if (call == EngineCall.FIRST_CHUNKS) {
+                        engine.onOpenChunks((first, count) -> hook.run());
+                    } else {
+                        engine.onOpen(hook);
+                    }
+                    byte[] got = readOrClosed(where, () -> read.read(in));
+                    assertTrue(closing.get() != null, where + ": close() ran inside the read");
+                    closing.get().join();
+                    if (got != null) {
+                        assertTrue(got.length > 0, where + ": a read returned no byte and no end");
+                        assertArrayEquals(Arrays.copyOfRange(plain, pos, pos + got.length), got, where);
+                    }
+                    assertThrows(ClosedChannelException.class, () -> in.read(new byte[10], 0, 10), where + ": the next read");
+                    assertEquals(0, engine.open(), where + ": ciphers left open");
+                }
+            }
+        }
+    }
+
+    /**
+     * close() runs on another thread while the first read checks the header, inside the engine's
+     * creation of the stream's cipher (the key commitment matched), at parallelism 1 and 2, over a
+     * stream and in memory: the read fails as closed, no cipher is left open, and nothing of ours
+     * still holds the message key. Before, close() found no cipher yet: the one made after it was
+     * never closed (a native context left to the Cleaner), and at parallelism 2 the copy of the
+     * message key kept for the workers' ciphers was never zeroed.
+     */
+    @ParameterizedTest(name = "{0}, parallelism {1}")
+    @MethodSource("kindsAndParallelism")
+    void closeWhileTheFirstReadMakesTheCipherLeavesNothingOpen(EngineKind kind, int parallelism) throws IOException {
+        byte[] sealed = sealed(kind);
+        byte[] messageKey = messageKey(sealed);
+        for (boolean inMemory : new boolean[] {false, true}) {
+            String where = inMemory ? "message in memory" : "message from a stream";
+            HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
+            GcmStreams gcm = gcm(engine, parallelism);
+            GcmInputStream in = inMemory ? gcm.decrypt(ByteBuffer.wrap(sealed)) : gcm.decrypt(new ByteArrayInputStream(sealed));
+            AtomicReference<Closing> closing = new AtomicReference<>();
+            engine.beforeNextCipher(Thread.currentThread(), () -> closing.set(startClose(in, in::closeWaits)));
+            assertNull(readOrClosed(where, () -> ShortRead.ARRAY.read(in)), where + ": the read returned plaintext");
+            assertTrue(closing.get() != null, where + ": close() ran inside the read");
+            closing.get().join();
+            assertThrows(ClosedChannelException.class, () -> in.read(new byte[10], 0, 10), where + ": the next read");
+            assertEquals(0, engine.open(), where + ": ciphers left open");
+            KeyLifetimeTest.assertNoCopies(messageKey, List.of(in));
+        }
+    }
+
+    /**
+     * close() runs, whole, while the first read reads the header from the wrapped stream, before
+     * it derives the message key: the read fails as closed. Before, it derived from the input key
+     * that close() had destroyed and threw IllegalStateException ("AES key has been destroyed").
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    void closeWhileTheFirstReadReadsTheHeaderFailsTheReadAsClosed(EngineKind kind) throws IOException {
+        HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
+        AtomicReference<GcmInputStream> stream = new AtomicReference<>();
+        AtomicBoolean closed = new AtomicBoolean();
+        GcmInputStream in = gcm(engine).decrypt(new ByteArrayInputStream(sealed(kind)) {
+            @Override
+            public synchronized int read(byte[] b, int off, int len) {
+                if (closed.compareAndSet(false, true)) {
+                    closeOnAnotherThread(stream.get());
+                }
+                return super.read(b, off, len);
+            }
+        });
+        stream.set(in);
+        assertNull(readOrClosed("", () -> ShortRead.ARRAY.read(in)), "the read returned plaintext");
+        assertTrue(closed.get(), "close() ran inside the read");
+        assertEquals(0, engine.open(), "ciphers left open");
+    }
+
+    /** A channel read, from plaintext position {@link #AT}. */
+    private enum ChannelRead {
+        /** read(long, byte[], int, int): a reader of its own, one chunk through {@code open}. */
+        POSITIONED,
+        /** openChunk of chunk 1 from its sealed bytes: a reader of its own, {@code open}. */
+        OPEN_CHUNK,
+        /** The channel's own read(ByteBuffer), shorter than a chunk: the channel's reader, {@code open}. */
+        SEQUENTIAL_SHORT,
+        /** The same for two whole chunks straight into the caller's array: {@code openChunks}. */
+        SEQUENTIAL_CHUNKS;
+
+        static final int AT = CHUNK_SIZE;
+
+        /** The bytes it returned. */
+        byte[] read(GcmSeekableChannel channel, byte[] sealed) throws IOException {
+            switch (this) {
+                case POSITIONED -> {
+                    byte[] b = new byte[100];
+                    return Arrays.copyOf(b, Math.max(0, channel.read(AT, b, 0, b.length)));
+                }
+                case OPEN_CHUNK -> {
+                    byte[] b = new byte[CHUNK_SIZE];
+                    return Arrays.copyOf(b, channel.openChunk(1, sealed, (int) GcmSeekableChannel.sealedOffset(1), b, 0));
+                }
+                default -> {
+                    ByteBuffer b = ByteBuffer.allocate(this == SEQUENTIAL_SHORT ? 100 : 2 * CHUNK_SIZE);
+                    channel.position(AT);
+                    channel.read(b);
+                    return Arrays.copyOf(b.array(), b.position());
+                }
+            }
+        }
+    }
+
+    /**
+     * close() runs on another thread just before a channel's read calls the engine (a hook at the
+     * start of the engine call), for every kind of read: it returns the right plaintext or fails
+     * as closed, and no cipher is left open. A positioned read keeps its own reader, which close()
+     * leaves to it (closed when given back); close() waits for the channel's own read, which holds
+     * the channel's lock. (It passed before: checked along with the stream's race above.)
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    void closeJustBeforeAChannelReadCallsTheEngineFailsTheReadAsClosed(EngineKind kind) throws IOException {
+        byte[] sealed = sealed(kind);
+        for (ChannelRead read : ChannelRead.values()) {
+            String where = read.toString();
+            HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
+            GcmSeekableChannel channel = gcm(engine).open(new MemorySeekableChannel(sealed));
+            Thread reader = Thread.currentThread();
+            AtomicReference<Closing> closing = new AtomicReference<>();
+            Runnable hook = () -> {
+                if (Thread.currentThread() == reader && closing.get() == null) {
+                    closing.set(startClose(channel, ReaderRaces::blocked)); // close() ended, or waits for the channel's lock
+                }
+            };
+            engine.onOpen(hook);
+            engine.onOpenChunks((first, count) -> hook.run());
+            byte[] got = readOrClosed(where, () -> read.read(channel, sealed));
+            assertTrue(closing.get() != null, where + ": close() ran inside the read");
+            closing.get().join();
+            if (got != null) {
+                assertTrue(got.length > 0, where + ": a read returned no byte and no end");
+                assertArrayEquals(Arrays.copyOfRange(PLAIN, ChannelRead.AT, ChannelRead.AT + got.length), got, where);
+            }
+            assertThrows(ClosedChannelException.class, () -> channel.read(0, new byte[10], 0, 10), where + ": the next read");
+            assertEquals(0, engine.open(), where + ": ciphers left open");
+        }
+    }
+
+    /** A read that may throw. */
+    @FunctionalInterface
+    private interface ReadStep {
+        byte[] read() throws IOException;
+    }
+
+    /** What {@code read} returned, or null if it failed as closed; anything else it threw fails the test. */
+    private static byte[] readOrClosed(String where, ReadStep read) {
+        try {
+            return read.read();
+        } catch (ClosedChannelException e) {
+            return null;
+        } catch (IOException | RuntimeException e) {
+            throw new AssertionError(where + ": a read racing close() threw " + e + " instead of failing as closed", e);
+        }
+    }
+
+    /** The message key of {@code sealed} under {@link #KEY} and no context, from its salt. */
+    private static byte[] messageKey(byte[] sealed) {
+        Cobblestone.MessageKeys keys = Cobblestone.derive(KEY, Arrays.copyOf(sealed, SALT_LENGTH), new byte[0]);
+        byte[] key = keys.key.clone();
+        keys.destroy();
+        return key;
     }
 
     private static int zeros(byte[] b) {

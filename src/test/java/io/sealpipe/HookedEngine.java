@@ -12,13 +12,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.crypto.AEADBadTagException;
 
 /**
- * A real engine with four things added for race tests: a hook that runs inside the next AES-CTR
+ * A real engine with five things added for race tests: a hook that runs inside the next AES-CTR
  * or AES-GCM cipher creation on a chosen thread, after the caller handed over the key array and
  * before the real engine reads it (so a test can place another thread's whole step exactly
  * there); a hook that runs at the start of every {@code openChunks} of its GCM ciphers, on
  * whichever thread opens them (so a test can hold a worker in the middle of a batch); one that
  * runs when such an {@code openChunks} has returned (the plaintext written, the real cipher
- * free again); and counts of the CTR and GCM ciphers made and closed, so a test sees a cipher
+ * free again); one at the start of every single-chunk {@code open} (a final chunk, a positioned
+ * read's chunk); and counts of the CTR and GCM ciphers made and closed, so a test sees a cipher
  * left unclosed.
  */
 final class HookedEngine implements CryptoEngine {
@@ -29,6 +30,7 @@ final class HookedEngine implements CryptoEngine {
     private volatile Runnable hook;
     private volatile OpenHook openHook;
     private volatile OpenHook openedHook;
+    private volatile Runnable singleOpenHook;
 
     /** Runs at the start of {@code openChunks} ({@link #onOpenChunks}) or at its end ({@link #onOpenedChunks}). */
     interface OpenHook {
@@ -53,6 +55,18 @@ final class HookedEngine implements CryptoEngine {
     /** Runs {@code hook} at the end of every {@code openChunks} of the GCM ciphers made by this engine, once the real one returned. */
     void onOpenedChunks(OpenHook hook) {
         this.openedHook = hook;
+    }
+
+    /** Runs {@code hook} at the start of every single-chunk {@code open} of the GCM ciphers made by this engine. */
+    void onOpen(Runnable hook) {
+        this.singleOpenHook = hook;
+    }
+
+    private void runSingleOpenHook() {
+        Runnable h = singleOpenHook;
+        if (h != null) {
+            h.run();
+        }
     }
 
     private void runOpenHook(long firstChunk, int count) {
@@ -175,11 +189,13 @@ final class HookedEngine implements CryptoEngine {
         @Override
         public int open(byte[] nonce, byte[] aad, byte[] in, int inOffset, int length, byte[] out, int outOffset)
                 throws AEADBadTagException {
+            runSingleOpenHook();
             return real.open(nonce, aad, in, inOffset, length, out, outOffset);
         }
 
         @Override
         public int open(byte[] nonce, byte[] aad, ByteBuffer in, ByteBuffer out) throws AEADBadTagException {
+            runSingleOpenHook();
             return real.open(nonce, aad, in, out);
         }
 

@@ -200,7 +200,8 @@ class KeyLifetimeTest {
 
     // ---- the walk ----
 
-    private static void assertNoCopies(byte[] secret, List<?> roots) {
+    /** No object reachable from {@code roots} (ours field by field, see the class comment) holds {@code secret}. */
+    static void assertNoCopies(byte[] secret, List<?> roots) {
         List<String> found = new ArrayList<>();
         IdentityHashMap<Object, Boolean> seen = new IdentityHashMap<>();
         for (Object root : roots) {
