@@ -133,6 +133,10 @@ public class SealedFileSystem extends FileSystem {
      * without asking it, so that listing a directory of another key's files with
      * {@value #COMPRESS}{@code =snappy} (whose statuses open each file) costs one read, not one
      * per file. A version rolled within the interval after such a read opens once it has passed.
+     * A provider that could not be read (a KMS outage) is tried again only once this interval (or
+     * {@value #KEY_REFRESH_SECONDS}, if shorter) has passed: until then files open with the
+     * versions kept and a create fails at once with that read's failure, instead of each waiting
+     * for the KMS client's timeout in turn.
      */
     public static final String KEY_MISS_REFRESH_SECONDS = "sealpipe.fs.key.miss.refresh.seconds";
     /**

@@ -51,7 +51,9 @@ import org.apache.hadoop.fs.Path;
  * (streams already made keep their own copy until they are closed). A provider that fails (a KMS
  * outage) changes nothing kept: files stay readable with the versions read before, and
  * {@code create} uses the current version read before until the refresh period has passed, then
- * fails until a read succeeds.
+ * fails until a read succeeds. After a failed read the provider is tried again only once
+ * {@code sealpipe.fs.key.miss.refresh.seconds} have passed (each try may wait for a KMS client's
+ * timeout); until then callers get that read's failure at once, or the versions kept.
  *
  * <p>The material arrays a provider hands out ({@link KeyVersion#getMaterial()}, copies made for
  * the read by Hadoop's keystore and KMS providers) are zeroed once each version is copied, and
@@ -176,6 +178,8 @@ final class SealedKeys implements Closeable {
     private String cannotWrite;      // guarded by this; why current is null after a read
     private boolean readOnce;        // guarded by this; whether a read of the provider got as far as keeping
     private Exception lastFailure;   // guarded by this; why the last read failed, null if it succeeded
+    private Exception unreachable;   // guarded by this; lastFailure if the provider itself failed (a KMS outage)
+    private long failedReadAt;       // guarded by this; nanoTime at which that read began
     private long readAt;             // guarded by this; nanoTime of the last read that succeeded
     private Read reading;            // guarded by this; the read in progress, null if none
     private int waiting;             // guarded by this; callers waiting for the read in progress
@@ -305,6 +309,9 @@ final class SealedKeys implements Closeable {
             if (current != null && !stale()) {
                 return current.streams(compressed);
             }
+            if (reading == null && retryingLater()) { // the provider failed a moment ago: not again yet
+                throw new IOException(unreachable.getMessage() + retryNote(), unreachable);
+            }
             mine = reading == null;
             read = mine ? beginRead() : join(reading);
         }
@@ -340,7 +347,8 @@ final class SealedKeys implements Closeable {
         boolean mine;
         synchronized (this) {
             checkOpen();
-            boolean fresh = readOnce && !stale();
+            // after the provider failed (a KMS outage), the versions kept serve until the next try is due
+            boolean fresh = readOnce && (!stale() || retryingLater());
             if (fresh || reading != null) { // a caller that the versions kept serve never waits for a read
                 Match found = match(header);
                 if (found != null) {
@@ -350,6 +358,8 @@ final class SealedKeys implements Closeable {
             if (reading != null) {
                 read = join(reading);
                 mine = false;
+            } else if (retryingLater()) {
+                throw new IOException(path + ": " + unreachable.getMessage() + retryNote(), unreachable);
             } else if (!fresh || !missRead || nanoTime.getAsLong() - missReadAt >= missRefreshNanos) {
                 read = beginRead();
                 mine = true;
@@ -391,6 +401,23 @@ final class SealedKeys implements Closeable {
 
     private boolean stale() {
         return nanoTime.getAsLong() - readAt >= refreshNanos; // 0: always
+    }
+
+    /**
+     * Under this: whether the provider itself failed at the last read (it could not be reached or
+     * read, not "no current version") less than the retry interval ago: the shorter of
+     * {@code sealpipe.fs.key.miss.refresh.seconds} and {@code sealpipe.fs.key.refresh.seconds} (0:
+     * every caller tries again). Each try may wait for a KMS client's timeout, which every file
+     * opened or created one after another would otherwise wait for.
+     */
+    private boolean retryingLater() {
+        return unreachable != null && nanoTime.getAsLong() - failedReadAt < Math.min(missRefreshNanos, refreshNanos);
+    }
+
+    /** Under this: what a caller refused because of {@link #retryingLater()} is told. */
+    private String retryNote() {
+        return " (the provider is tried again " + Math.min(missRefreshNanos, refreshNanos) / 1_000_000_000L
+                + " seconds after that read failed: " + SealedFileSystem.KEY_MISS_REFRESH_SECONDS + ")";
     }
 
     private Match match(byte[] header) {
@@ -457,8 +484,10 @@ final class SealedKeys implements Closeable {
     private Exception run(Read read) {
         Exception failure = null;
         boolean ended = false;
+        boolean providerFailed = true;
         try {
             ProviderVersions found = readProvider();
+            providerFailed = false;
             try {
                 synchronized (this) {
                     checkOpen();
@@ -478,6 +507,8 @@ final class SealedKeys implements Closeable {
             }
             synchronized (this) {
                 lastFailure = failure;
+                unreachable = failure != null && providerFailed ? failure : null;
+                failedReadAt = read.startedAt;
                 read.failure = failure;
                 reading = null;
             }

@@ -148,6 +148,41 @@ class SealedKeysTest {
     }
 
     /**
+     * A provider that goes down (a KMS outage) once the versions are stale: the first file opened
+     * makes one read, which fails, and opens with the version kept; the files opened after it
+     * within {@code sealpipe.fs.key.miss.refresh.seconds} open with it too and make no read (each
+     * could wait for a KMS client's timeout), and a create fails at once with that read's failure;
+     * once the interval has passed, the next caller reads again: with the provider back, creates work.
+     */
+    @Test
+    void aFailedReadIsTriedAgainAtMostOncePerInterval() throws Exception {
+        byte[] v0 = material(32, 1);
+        FakeKeyProvider.Store store = new FakeKeyProvider.Store("data", v0);
+        try (SealedKeys keys = keys(store)) {
+            opens(keys, header(v0));
+            int reads = store.versionReads.get();
+            store.currentKeyFails = true;
+            clock.addAndGet(REFRESH);
+            long failedAt = clock.get();
+            opens(keys, header(v0));
+            assertEquals(1, store.versionReads.get() - reads, "the stale versions made a read, which failed");
+            for (int i = 0; i < 20; i++) {
+                clock.addAndGet(MISS_REFRESH / 40);
+                opens(keys, header(v0));
+            }
+            IOException creating = assertThrows(IOException.class, () -> keys.forWriting(false));
+            assertTrue(creating.getMessage().contains("connection refused"), creating.getMessage());
+            assertTrue(creating.getMessage().contains(SealedFileSystem.KEY_MISS_REFRESH_SECONDS), creating.getMessage());
+            assertEquals(1, store.versionReads.get() - reads, "reads for 20 files and a create within the interval");
+
+            store.currentKeyFails = false;
+            clock.set(failedAt + MISS_REFRESH);
+            assertTrue(writesUnder(keys, v0), "once the interval has passed, a create reads again, and works");
+            assertEquals(2, store.versionReads.get() - reads);
+        }
+    }
+
+    /**
      * While one caller is inside the provider's read (held on a latch), another opens a file of a
      * version kept and is done, joined before the read is let go: with the versions fresh (the
      * read is for a file of another key) and with them stale (the read is the periodic one).
