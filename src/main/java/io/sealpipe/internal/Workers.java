@@ -58,4 +58,9 @@ public final class Workers {
     public static int liveThreads() {
         return POOL.getPoolSize();
     }
+
+    /** The most workers that were ever alive at once in this JVM, for tests (the soak's check of {@link #MAX_THREADS}). */
+    public static int largestThreads() {
+        return POOL.getLargestPoolSize();
+    }
 }

@@ -1,0 +1,208 @@
+package io.sealpipe.soak;
+
+import io.sealpipe.engine.AeadCipher;
+import io.sealpipe.engine.CryptoEngine;
+import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.Hmac;
+import io.sealpipe.engine.Operation;
+import io.sealpipe.engine.StreamCipher;
+import java.nio.ByteBuffer;
+import java.security.GeneralSecurityException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
+import javax.crypto.AEADBadTagException;
+
+/**
+ * A real engine that counts the AES-CTR and AES-GCM ciphers it made and the ones closed, so the
+ * soak sees a cipher that a stream or channel never closed (its native context and key schedule
+ * left to a Cleaner, or kept for ever). Every call goes straight to the real cipher.
+ */
+final class CountingEngine implements CryptoEngine {
+    /** What the thread is doing, for the report of a cipher never closed: set by the soak's threads. */
+    private static final ThreadLocal<Supplier<String>> CONTEXT = ThreadLocal.withInitial(() -> () -> "");
+
+    private final CryptoEngine real;
+    private final LongAdder made = new LongAdder();
+    private final LongAdder closed = new LongAdder();
+    /** Each cipher not closed yet, with where it was made. */
+    private final Map<Object, Made> open = new ConcurrentHashMap<>();
+
+    /** Where a cipher was made: the thread's operation and the stack. */
+    static final class Made extends Throwable {
+        Made(String context) {
+            super(Thread.currentThread().getName() + ": " + context, null, false, true);
+        }
+    }
+
+    /** Sets what this thread is doing, described when a cipher made now is never closed. */
+    static void context(Supplier<String> context) {
+        CONTEXT.set(context);
+    }
+
+    CountingEngine(CryptoEngine real) {
+        this.real = real;
+    }
+
+    /** Ciphers made and not closed yet. */
+    long open() {
+        return made.sum() - closed.sum();
+    }
+
+    /** Where the ciphers not closed yet were made. */
+    List<Made> openSites() {
+        return List.copyOf(open.values());
+    }
+
+    /** Ciphers made so far. */
+    long made() {
+        return made.sum();
+    }
+
+    @Override
+    public EngineKind kind() {
+        return real.kind();
+    }
+
+    @Override
+    public EngineKind kindFor(Operation op) {
+        return real.kindFor(op);
+    }
+
+    @Override
+    public String name() {
+        return real.name();
+    }
+
+    @Override
+    public StreamCipher newAesCtr(byte[] key, byte[] iv) throws GeneralSecurityException {
+        StreamCipher cipher = new CountedStreamCipher(real.newAesCtr(key, iv));
+        made(cipher);
+        return cipher;
+    }
+
+    @Override
+    public StreamCipher newAesCfb(byte[] key, byte[] iv, boolean encrypt) throws GeneralSecurityException {
+        return real.newAesCfb(key, iv, encrypt);
+    }
+
+    @Override
+    public AeadCipher newAesGcm(byte[] key) throws GeneralSecurityException {
+        AeadCipher cipher = new CountedAeadCipher(real.newAesGcm(key));
+        made(cipher);
+        return cipher;
+    }
+
+    private void made(Object cipher) {
+        made.increment();
+        open.put(cipher, new Made(CONTEXT.get().get()));
+    }
+
+    @Override
+    public Hmac newHmacSha256(byte[] key) throws GeneralSecurityException {
+        return real.newHmacSha256(key);
+    }
+
+    @Override
+    public String toString() {
+        return "counting " + real.name();
+    }
+
+    /** Counts the first close of one cipher (close is idempotent). */
+    private final class CloseOnce {
+        private final AtomicBoolean done = new AtomicBoolean();
+
+        void closing(Object cipher) {
+            if (done.compareAndSet(false, true)) {
+                closed.increment();
+                open.remove(cipher);
+            }
+        }
+    }
+
+    private final class CountedStreamCipher implements StreamCipher {
+        private final StreamCipher real;
+        private final CloseOnce once = new CloseOnce();
+
+        CountedStreamCipher(StreamCipher real) {
+            this.real = real;
+        }
+
+        @Override
+        public void reset(byte[] iv) {
+            real.reset(iv);
+        }
+
+        @Override
+        public int update(byte[] in, int inOffset, int length, byte[] out, int outOffset) {
+            return real.update(in, inOffset, length, out, outOffset);
+        }
+
+        @Override
+        public int update(ByteBuffer in, ByteBuffer out) {
+            return real.update(in, out);
+        }
+
+        @Override
+        public void close() {
+            once.closing(this);
+            real.close();
+        }
+    }
+
+    private final class CountedAeadCipher implements AeadCipher {
+        private final AeadCipher real;
+        private final CloseOnce once = new CloseOnce();
+
+        CountedAeadCipher(AeadCipher real) {
+            this.real = real;
+        }
+
+        @Override
+        public int seal(byte[] nonce, byte[] aad, byte[] in, int inOffset, int length, byte[] out, int outOffset) {
+            return real.seal(nonce, aad, in, inOffset, length, out, outOffset);
+        }
+
+        @Override
+        public int seal(byte[] nonce, byte[] aad, ByteBuffer in, ByteBuffer out) {
+            return real.seal(nonce, aad, in, out);
+        }
+
+        @Override
+        public int open(byte[] nonce, byte[] aad, byte[] in, int inOffset, int length, byte[] out, int outOffset)
+                throws AEADBadTagException {
+            return real.open(nonce, aad, in, inOffset, length, out, outOffset);
+        }
+
+        @Override
+        public int open(byte[] nonce, byte[] aad, ByteBuffer in, ByteBuffer out) throws AEADBadTagException {
+            return real.open(nonce, aad, in, out);
+        }
+
+        @Override
+        public void sealChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
+                int outOffset) {
+            real.sealChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+        }
+
+        @Override
+        public int openChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
+                int outOffset) {
+            return real.openChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
+        }
+
+        @Override
+        public int openChunks(byte[] baseNonce, long firstChunk, ByteBuffer in, ByteBuffer out) {
+            return real.openChunks(baseNonce, firstChunk, in, out);
+        }
+
+        @Override
+        public void close() {
+            once.closing(this);
+            real.close();
+        }
+    }
+}
