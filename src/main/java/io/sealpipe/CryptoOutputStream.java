@@ -30,8 +30,8 @@ import java.nio.channels.WritableByteChannel;
 public final class CryptoOutputStream extends OutputStream implements WritableByteChannel, Abortable {
     /** Writes shorter than this are copied and encrypted later together (per-call cost). */
     private static final int SMALL_WRITE = 256;
-    /** The buffer of large writes with workers: below G1's smallest humongous size, as GcmParallelWriter's batches. */
-    private static final int WIDE_BUFFER = 31 * 16384;
+    /** The buffer of large writes with workers: as GcmParallelWriter's batches, never a humongous object. */
+    private static final int WIDE_BUFFER = GcmParallelWriter.BATCH_CHUNKS * 16384;
 
     private final CiphertextSink sink;
     private final StreamCipher cipher;
@@ -120,7 +120,7 @@ public final class CryptoOutputStream extends OutputStream implements WritableBy
     }
 
     /**
-     * A large write with workers: encrypted from the caller's array into a 496 KiB buffer in
+     * A large write with workers: encrypted from the caller's array into a buffer of up to 1008 KiB in
      * parts, each on its own counter range, then passed on.
      */
     private void writeWide(byte[] b, int off, int len) throws IOException {

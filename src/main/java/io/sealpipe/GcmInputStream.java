@@ -43,10 +43,11 @@ import javax.crypto.AEADBadTagException;
  * access use {@link GcmSeekableChannel}.
  *
  * <p>With {@link GcmStreams.Builder#parallelism parallelism} above 1, once the message passed
- * its first MiB, batches of 31 chunks (496 KiB) are opened by this thread and shared workers
- * together (see {@link Parallelism}), and while the workers open one batch this thread reads the
- * next one from the wrapped stream (it stops early once the batch is open): a read may so wait
- * for up to about 500 KB more ciphertext than it returns plaintext for. Reads shorter than a batch
+ * its first MiB, batches of up to 63 chunks (1008 KiB; 31 in a G1 heap of 1 MiB regions) are
+ * opened by this thread and shared workers together (see {@link Parallelism}), and while the
+ * workers open one batch this thread reads the next one from the wrapped stream (it stops early
+ * once the batch is open): a read may so wait for up to about 1 MB more ciphertext than it
+ * returns plaintext for. Reads shorter than a batch
  * take its plaintext from a buffer, and the read that filled the buffer also started the workers
  * on the batch after it (once it had read that batch from the source), which they open between
  * reads, while the caller is busy with the plaintext; the next read that finds the buffer empty

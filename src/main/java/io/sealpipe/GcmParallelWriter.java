@@ -7,6 +7,7 @@ import static io.sealpipe.Cobblestone.SEALED_CHUNK_SIZE;
 
 import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.internal.Closer;
+import io.sealpipe.internal.HeapRegions;
 import io.sealpipe.internal.ResourcePool;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -24,12 +25,23 @@ import java.util.concurrent.Executor;
  */
 final class GcmParallelWriter {
     /**
-     * Chunks per batch: 496 KiB of plaintext (507,904 bytes; 508,400 sealed), the most whole
-     * chunks whose buffers stay below half of G1's smallest region (1 MiB): a larger buffer is a
-     * humongous object, which takes whole regions of its own (a 1 MiB batch took two), and a
-     * stream at parallelism 2 holds four. Measured in docs/PERFORMANCE.md (issue 29).
+     * Chunks per batch: the most, up to 63 (1008 KiB of plaintext), whose buffers are not
+     * humongous objects in this JVM's G1 heap: 63 with regions of 2 MiB or more (heaps above 2 GiB)
+     * or another collector, 31 (496 KiB) with 1 MiB regions. A humongous buffer takes whole
+     * regions of its own (a 1 MiB batch took two of 1 MiB), and a stream at parallelism 2 holds
+     * four. Fewer chunks per batch cost more rounds with the workers: measured in
+     * docs/PERFORMANCE.md (issue 29).
      */
-    static final int BATCH_CHUNKS = 31;
+    static final int BATCH_CHUNKS = batchChunks(HeapRegions.largestRegularArray());
+
+    /**
+     * The batch for arrays of at most {@code largestArray} bytes: a reader's sealed buffer is
+     * a batch's sealed chunks and one byte more.
+     */
+    static int batchChunks(long largestArray) {
+        return (int) Math.max(4, Math.min(63, (largestArray - 1) / SEALED_CHUNK_SIZE));
+    }
+
     /** Writes of at least this many whole chunks are sealed from the caller's array. */
     static final int DIRECT_CHUNKS = 16;
 

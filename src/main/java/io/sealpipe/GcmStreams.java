@@ -537,7 +537,7 @@ public final class GcmStreams implements Destroyable {
          * Parallelism#defaultParallelism()}: 1, or the system property {@value
          * Parallelism#PROPERTY}). A stream works alone until its first MiB, so short messages
          * never wait for a thread. The bytes written are the same whatever the setting, and so
-         * are the bytes read. Above 1, a decrypting stream reads the next 496 KiB batch of
+         * are the bytes read. Above 1, a decrypting stream reads the next batch (up to 1008 KiB) of
          * ciphertext from the wrapped stream while the workers open the current one; it reads
          * the wrapped stream on the calling thread only (see {@link GcmInputStream}).
          *

@@ -79,6 +79,7 @@ public final class ManyOpenStreamsChild {
         String humongousOpen = lastHumongousRegions(gcLog);
         int threadsOpen = ManagementFactory.getThreadMXBean().getThreadCount();
         System.out.println("streams: " + open.size());
+        System.out.println("batch-chunks: " + GcmParallelWriter.BATCH_CHUNKS);
         System.out.println("heap-before: " + before);
         System.out.println("heap-open: " + held);
         System.out.println("humongous-before: " + humongousBefore);
