@@ -89,8 +89,8 @@ final class GcmParallelWriter {
             Batch c = batches[current];
             if (c.filled == 0 && len >= DIRECT_CHUNKS * CHUNK_SIZE) {
                 // Whole chunks straight from the caller's array, sealed before this call returns,
-                // in rounds of equal size: a 1 MiB write is two rounds of 32, not 63 and one chunk
-                // left to copy, after which every later write would be copied too.
+                // in rounds of equal size: a 1 MiB write with batches of 63 is two rounds of 32, not
+                // 63 and one chunk left to copy, after which every later write would be copied too.
                 int whole = len / CHUNK_SIZE;
                 int rounds = (whole + BATCH_CHUNKS - 1) / BATCH_CHUNKS;
                 int count = (whole + rounds - 1) / rounds;

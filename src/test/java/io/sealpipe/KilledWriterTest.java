@@ -66,6 +66,7 @@ class KilledWriterTest {
         Files.write(input, plain);
         int finished = 0;
         int whole = 0;
+        int rejected = 0;
         try (FileSystem sealed = FileSystem.get(URI.create("sfile:///"), KilledWriterChild.sealedConf(keystore))) {
             for (int moment = 0; moment < MOMENTS; moment++) {
                 Path out = Files.createDirectories(dir.resolve("run" + moment));
@@ -90,6 +91,9 @@ class KilledWriterTest {
                         if (file.equals(cliOut) && r.getValue() == null) {
                             fail(where + ": the CLI left an OUT that " + r.getKey() + " rejects: OUT appears whole or not at all");
                         }
+                        if (r.getValue() == null) {
+                            rejected++;
+                        }
                         if (r.getValue() != null) {
                             // the channel and the sealed file system return the Snappy framing: decompressed here
                             byte[] got = kind.equals("snappy-gcm") && !r.getKey().equals("cli decrypt")
@@ -104,8 +108,9 @@ class KilledWriterTest {
                 }
             }
         }
-        System.out.println(kind + ": " + MOMENTS + " kills, " + finished + " after the writer finished, " + whole
-                + " reads of a whole message sealed before the kill landed, seed " + SEED);
+        System.out.println(kind + ": " + MOMENTS + " kills, " + finished + " after the writer finished, " + rejected
+                + " rejections and " + whole + " reads of a whole message sealed before the kill landed, seed " + SEED);
+        assertTrue(rejected > 0, kind + ": no reader rejected any file left: the kills all came too late to prove anything");
     }
 
     /** Starts the child and kills it at {@code at}; true if it had finished (printed {@code closed}). */
@@ -115,8 +120,10 @@ class KilledWriterTest {
                 Long.toString(SEED), HexFormat.of().formatHex(KEY), keystore.toString()))
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
         boolean closed = false;
+        boolean wrote = false;
         try (BufferedReader lines = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = lines.readLine()) != null; ) {
+                wrote = true;
                 if (line.equals("closed")) {
                     closed = true;
                     break;
@@ -128,6 +135,8 @@ class KilledWriterTest {
             child.destroyForcibly(); // SIGKILL
             assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the killed child ended");
         }
+        // a child that failed before its first write would leave nothing, and prove nothing
+        assertTrue(wrote, "the " + kind + " child started writing (it printed nothing: run KilledWriterChild by hand)");
         return closed;
     }
 
@@ -137,12 +146,15 @@ class KilledWriterTest {
                 System.getProperty("java.class.path"), Main.class.getName(), "encrypt", "--key-hex",
                 HexFormat.of().formatHex(KEY), input.toString(), dir.resolve("out.sealed").toString()))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        while (child.isAlive() && bytesIn(dir) < at) {
-            Thread.onSpinWait(); // the moment to kill at; what is checked after does not depend on it
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2); // against a child that hangs, not a timing claim
+        while (child.isAlive() && bytesIn(dir) < at && System.nanoTime() < deadline) {
+            Thread.sleep(1); // polls for the moment to kill at; what is checked after does not depend on it
         }
         child.destroyForcibly(); // SIGKILL, or nothing if it ended
         assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the killed child ended");
-        return child.exitValue() == 0;
+        int exit = child.exitValue();
+        assertTrue(exit == 0 || exit == 137, "sealpipe encrypt ended by itself or by the SIGKILL, not with exit " + exit);
+        return exit == 0;
     }
 
     private static long bytesIn(Path dir) throws IOException {
