@@ -45,7 +45,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class GcmCloseRaceTest {
     private static final byte[] KEY = bytes(32, 32);
     private static final byte[] PLAIN = bytes(5, 3 * 16384 + 100);
-    /** Past the first MiB, which a stream reads alone, and two batches of 1 MiB that workers open with it. */
+    /** Past the first MiB, which a stream reads alone, and 2 MiB more: at least two batches that workers open with it. */
     private static final byte[] LONG_PLAIN = bytes(6, (int) GcmInputStream.PARALLEL_AFTER + 2 * (1 << 20) + 100);
 
     private static GcmStreams gcm(CryptoEngine engine) {
@@ -190,7 +190,7 @@ class GcmCloseRaceTest {
     /**
      * close() runs on another thread while a short read is stopped between its check that the
      * stream is open and its copy of buffered plaintext (a hook in the stream), at parallelism 1
-     * (a chunk buffered) and 2 (a batch of 64 chunks opened with workers, the next one opened
+     * (a chunk buffered) and 2 (a batch of chunks opened with workers, the next one opened
      * ahead): the hook lets the read go on once close() has ended or waits for it. The read
      * returns the plaintext (close() waits for the copy) and the next read fails as closed.
      * Before, close() zeroed the buffer under the read, which returned the zeros as plaintext.
@@ -234,7 +234,7 @@ class GcmCloseRaceTest {
         }
     }
 
-    /** Every kind of read: those from the stream's buffer, and one of a batch (1 MiB) straight into the caller's array. */
+    /** Every kind of read: those from the stream's buffer, and one of 1 MiB (a batch or more) straight into the caller's array. */
     private enum Read {
         SHORT_ARRAY, LARGE_ARRAY, DIRECT_BUFFER, SINGLE_BYTE;
 

@@ -49,6 +49,7 @@ final class KeystoreLock implements AutoCloseable {
             waiting(keystore, lockFile, err);
             threads.lock();
         }
+        boolean taken = false;
         try {
             FileChannel file = FileChannel.open(lockFile, Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
                     Io.Output.ownerOnly(lockFile.getParent()));
@@ -58,17 +59,20 @@ final class KeystoreLock implements AutoCloseable {
                     waiting(keystore, lockFile, err);
                     file.lock();
                 }
-                return new KeystoreLock(threads, file);
-            } catch (IOException | RuntimeException e) {
-                file.close();
-                throw e;
+                KeystoreLock held = new KeystoreLock(threads, file);
+                taken = true;
+                return held;
+            } finally {
+                if (!taken) {
+                    file.close(); // an exception or an Error: the file lock goes with the channel
+                }
             }
         } catch (IOException e) {
-            threads.unlock();
             throw new IOException("cannot lock " + keystore + " with " + lockFile + ": " + Io.describe(e), e);
-        } catch (RuntimeException e) {
-            threads.unlock();
-            throw e;
+        } finally {
+            if (!taken) {
+                threads.unlock(); // whatever was thrown, an Error too: this JVM's other keygens go on
+            }
         }
     }
 
