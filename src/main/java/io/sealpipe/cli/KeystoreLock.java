@@ -76,7 +76,8 @@ final class KeystoreLock implements AutoCloseable {
         }
     }
 
-    private static void waiting(Path keystore, Path lockFile, PrintWriter err) {
+    private static void waiting(Path keystore, Path lockFile, PrintWriter err) throws IOException {
+        TestHooks.reached(TestHooks.Step.KEYSTORE_WAITING, keystore);
         err.println("sealpipe: waiting for another keygen to finish with " + keystore + " (it holds " + lockFile + ")");
         err.flush();
     }

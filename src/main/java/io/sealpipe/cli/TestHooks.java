@@ -15,6 +15,8 @@ final class TestHooks {
     enum Step {
         /** keygen is about to take the keystore's lock; the path is the keystore. */
         KEYSTORE_LOCKING,
+        /** keygen found the keystore's lock held and is about to wait for it; the path is the keystore. */
+        KEYSTORE_WAITING,
         /** keygen has read the keystore (or found none), under its lock; the path is the keystore. */
         KEYSTORE_READ,
         /** An output's bytes are in its temporary file, not yet synced; the path is the temporary file. */

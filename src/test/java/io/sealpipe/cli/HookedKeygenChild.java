@@ -7,8 +7,9 @@ import java.util.Arrays;
 /**
  * The CLI in a child JVM of {@link KeystoreLockTest}, with a test hook its parent drives through
  * the child's standard streams. {@code pause-after-read ARGS...}: once keygen has read the
- * keystore, print "read" and wait for a line on standard input. {@code announce-locking
- * ARGS...}: print "locking" when keygen is about to take the keystore's lock.
+ * keystore, print "read" and wait for a line on standard input. {@code announce-waiting
+ * ARGS...}: print "waiting" when keygen finds the keystore's lock held and waits for it, and
+ * "read" once it has read the keystore.
  */
 final class HookedKeygenChild {
     private HookedKeygenChild() {}
@@ -21,8 +22,10 @@ final class HookedKeygenChild {
                 for (int b; (b = System.in.read()) >= 0 && b != '\n'; ) {
                     // until the parent says go on
                 }
-            } else if (mode.equals("announce-locking") && step == TestHooks.Step.KEYSTORE_LOCKING) {
-                say("locking");
+            } else if (mode.equals("announce-waiting") && step == TestHooks.Step.KEYSTORE_WAITING) {
+                say("waiting");
+            } else if (mode.equals("announce-waiting") && step == TestHooks.Step.KEYSTORE_READ) {
+                say("read"); // before the first let go: the lock did not hold it
             }
         });
         System.exit(Main.run(Arrays.copyOfRange(args, 1, args.length), new PrintWriter(System.out, true),

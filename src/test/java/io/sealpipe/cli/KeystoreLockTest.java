@@ -1,6 +1,7 @@
 package io.sealpipe.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.ChildJvm;
@@ -73,12 +74,16 @@ class KeystoreLockTest {
         CountDownLatch firstHasRead = new CountDownLatch(1);
         CountDownLatch secondWaitsOrIsDone = new CountDownLatch(1);
         CountDownLatch firstGoesOn = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean secondReadTooEarly = new java.util.concurrent.atomic.AtomicBoolean();
         TestHooks.install((step, path) -> {
             String thread = Thread.currentThread().getName();
             if (thread.equals("first") && step == Step.KEYSTORE_READ) {
                 firstHasRead.countDown();
                 await(firstGoesOn);
-            } else if (thread.equals("second") && step == Step.KEYSTORE_LOCKING) {
+            } else if (thread.equals("second") && step == Step.KEYSTORE_WAITING) {
+                secondWaitsOrIsDone.countDown();
+            } else if (thread.equals("second") && step == Step.KEYSTORE_READ && firstGoesOn.getCount() > 0) {
+                secondReadTooEarly.set(true); // the first still holds the lock: the lock did not hold this one
                 secondWaitsOrIsDone.countDown();
             }
         });
@@ -101,6 +106,7 @@ class KeystoreLockTest {
         one.join();
         two.join();
 
+        assertFalse(secondReadTooEarly.get(), "the second keygen read the keystore while the first held its lock");
         assertEquals(0, results[0].code(), results[0].err());
         assertEquals(0, results[1].code(), results[1].err());
         assertEntries(keystore, exists);
@@ -115,9 +121,9 @@ class KeystoreLockTest {
         try {
             BufferedReader firstSays = reader(first);
             assertEquals("read", firstSays.readLine(), "the first stops after reading: " + errors("first"));
-            second = child("announce-locking", keygen(keystore, "b"), "second");
-            String secondSays = reader(second).readLine(); // "locking", or null when it has finished
-            assertTrue(secondSays == null || secondSays.equals("locking"), secondSays);
+            second = child("announce-waiting", keygen(keystore, "b"), "second");
+            String secondSays = reader(second).readLine(); // "waiting": the first holds the lock
+            assertEquals("waiting", secondSays, "the second keygen waits for the lock the first holds: " + errors("second"));
             OutputStream goOn = first.getOutputStream();
             goOn.write('\n');
             goOn.flush();

@@ -17,6 +17,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -62,6 +63,8 @@ class KeystorePromptTest {
      * back from GNU env (a shell started in the background would hand down SIGINT ignored).
      */
     @Test
+    // a safety net only: reading the pty blocks, which only a timeout on another thread can end
+    @Timeout(value = 300, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void ctrlCAtThePromptLeavesEchoOn() throws Exception {
         assertTrue(new File("/usr/bin/script").canExecute(), "util-linux's script (Debian: bsdutils) is needed");
         Assumptions.assumeTrue(new ProcessBuilder("env", "--default-signal=INT", "true").start().waitFor() == 0,

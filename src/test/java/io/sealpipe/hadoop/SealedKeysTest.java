@@ -246,9 +246,14 @@ class SealedKeysTest {
                 rolled = inThread("rolled-version", () -> opens(keys, header(v1)));
                 other = inThread("other-key", () -> assertThrows(SealedKeys.NoVersionMatches.class,
                         () -> keys.forReading(foreign, new Path("/other/f"))));
-                while (keys.callersWaitingForRead() < 3) {
-                    Thread.onSpinWait(); // until all three wait for the read in progress
+                while (keys.callersWaitingForRead() < 3) { // until all three wait for the read in progress
+                    if (Thread.interrupted() || second.isDone() || rolled.isDone() || other.isDone()) {
+                        // @Timeout interrupts this thread; a caller that ended did not wait: either fails below
+                        break;
+                    }
+                    Thread.onSpinWait();
                 }
+                assertEquals(3, keys.callersWaitingForRead(), "callers waiting for the read in progress");
             } finally {
                 release.countDown();
             }
