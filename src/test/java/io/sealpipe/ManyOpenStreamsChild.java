@@ -57,6 +57,7 @@ public final class ManyOpenStreamsChild {
         byte[] got = new byte[READ];
         long before = heapAfterFullCollection();
         String humongousBefore = lastHumongousRegions(gcLog);
+        int collectionsBefore = humongousCounts(gcLog).size();
         int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
         List<Closeable> open = new ArrayList<>(count);
         // a quarter of each kind, kind after kind, each kind's share of the heap measured once it is open
@@ -77,6 +78,9 @@ public final class ManyOpenStreamsChild {
         }
         long held = heapAfterFullCollection();
         String humongousOpen = lastHumongousRegions(gcLog);
+        // at the start of every collection since: what was allocated meanwhile, short-lived buffers too
+        List<Integer> since = humongousCounts(gcLog).subList(collectionsBefore, humongousCounts(gcLog).size());
+        int humongousMax = since.stream().mapToInt(Integer::intValue).max().orElse(-1);
         int threadsOpen = ManagementFactory.getThreadMXBean().getThreadCount();
         System.out.println("streams: " + open.size());
         System.out.println("batch-chunks: " + GcmParallelWriter.BATCH_CHUNKS);
@@ -84,6 +88,7 @@ public final class ManyOpenStreamsChild {
         System.out.println("heap-open: " + held);
         System.out.println("humongous-before: " + humongousBefore);
         System.out.println("humongous-open: " + humongousOpen);
+        System.out.println("humongous-max: " + humongousMax);
         System.out.println("threads-before: " + threadsBefore);
         System.out.println("threads-open: " + threadsOpen);
         System.out.println("workers-open: " + Workers.liveThreads());
@@ -144,6 +149,16 @@ public final class ManyOpenStreamsChild {
             throw new IOException("no G1 heap log in " + gcLog + ": run with -XX:+UseG1GC -Xlog:gc+heap=info:file=" + gcLog);
         }
         return last;
+    }
+
+    /** The humongous regions at the start of each collection so far, from this JVM's own G1 log. */
+    private static List<Integer> humongousCounts(Path gcLog) throws IOException {
+        Matcher m = Pattern.compile("Humongous regions: (\\d+)->\\d+").matcher(Files.readString(gcLog));
+        List<Integer> counts = new ArrayList<>();
+        while (m.find()) {
+            counts.add(Integer.parseInt(m.group(1)));
+        }
+        return counts;
     }
 
     private static long heapAfterFullCollection() {

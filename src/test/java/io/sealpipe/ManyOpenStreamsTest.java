@@ -55,7 +55,7 @@ class ManyOpenStreamsTest {
     void aThousandOpenStreamsHoldABoundedHeapAndNoThreadsOfTheirOwn(@TempDir Path dir)
             throws IOException, InterruptedException {
         Path gcLog = dir.resolve("gc.log");
-        List<String> command = ChildJvm.command("-XX:+UseG1GC", "-XX:G1HeapRegionSize=1m", "-Xms2g", "-Xmx2g",
+        List<String> command = ChildJvm.command("-XX:+UseG1GC", "-XX:G1HeapRegionSize=1m", "-Xmx2g",
                 "-Xlog:gc+heap=info:file=" + gcLog, "-cp", System.getProperty("java.class.path"),
                 ManyOpenStreamsChild.class.getName(), Integer.toString(STREAMS), "openssl-jni", gcLog.toString());
         Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -76,7 +76,9 @@ class ManyOpenStreamsTest {
                 "the open streams added " + added + " threads, more than the shared workers: " + output);
 
         assertEquals(value(output, "humongous-before"), value(output, "humongous-open"),
-                "the open streams allocated humongous objects (G1, 1 MiB regions): " + output);
+                "the open streams hold humongous objects (G1, 1 MiB regions): " + output);
+        assertEquals(value(output, "humongous-before"), value(output, "humongous-max"),
+                "the streams allocated humongous objects while they were opened (G1, 1 MiB regions): " + output);
     }
 
     private static long value(String output, String name) {
