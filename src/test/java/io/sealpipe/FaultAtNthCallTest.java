@@ -70,14 +70,14 @@ class FaultAtNthCallTest {
         byte[] whole = write(p, counting);
         assertArrayEquals(PLAIN, p.decrypt(whole, 1 << 16), "the run without a fault round-trips");
         for (Kind kind : List.of(Kind.WRITE, Kind.FLUSH, Kind.CLOSE)) {
-            for (long n : points(counting.calls.get(kind), kind)) {
+            for (long n : points(counting.plan.counts.get(kind), kind)) {
                 Faulty sink = new Faulty(kind, n);
                 String where = mode + ", compress " + compress + ", parallelism " + parallelism + ": " + kind + " call " + n
-                        + " of " + counting.calls.get(kind) + ", seed " + SEED;
+                        + " of " + counting.plan.counts.get(kind) + ", seed " + SEED;
                 assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
                     OutputStream out = p.output(sink);
                     IOException e = assertThrows(IOException.class, () -> writeAll(out), where);
-                    assertSame(sink.thrown, e, where + ": the wrapped stream's own exception reaches the caller");
+                    assertSame(sink.plan.thrown, e, where + ": the wrapped stream's own exception reaches the caller");
                     assertThrows(IOException.class, () -> out.write(PLAIN, 0, 10), where + ": a failed stream stays failed");
                     out.close(); // a second close: nothing new, no hang
                 }, where);
@@ -98,15 +98,15 @@ class FaultAtNthCallTest {
         Source counting = new Source(sealed, null, 0);
         assertArrayEquals(PLAIN, readAll(p.input(counting), null), "the run without a fault round-trips");
         for (Kind kind : List.of(Kind.READ, Kind.CLOSE)) {
-            for (long n : points(counting.calls.get(kind), kind)) {
+            for (long n : points(counting.plan.counts.get(kind), kind)) {
                 Source source = new Source(sealed, kind, n);
                 String where = mode + ", compress " + compress + ", parallelism " + parallelism + ": " + kind + " call " + n
-                        + " of " + counting.calls.get(kind) + ", seed " + SEED;
+                        + " of " + counting.plan.counts.get(kind) + ", seed " + SEED;
                 assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
                     InputStream in = p.input(source);
                     ByteArrayOutputStream released = new ByteArrayOutputStream();
                     IOException e = assertThrows(IOException.class, () -> readAll(in, released), where);
-                    assertSame(source.thrown, e, where + ": the wrapped stream's own exception reaches the caller");
+                    assertSame(source.plan.thrown, e, where + ": the wrapped stream's own exception reaches the caller");
                     byte[] got = released.toByteArray();
                     assertArrayEquals(Arrays.copyOf(PLAIN, got.length), got, where + ": only a prefix of the plaintext");
                     if (kind == Kind.READ) {
@@ -223,82 +223,60 @@ class FaultAtNthCallTest {
     /** A sink that keeps what it is given, failing as {@link Calls} says. */
     private static final class Faulty extends OutputStream {
         final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        final Map<Kind, Long> calls;
-        private final Calls plan;
-        IOException thrown;
+        final Calls plan;
 
         Faulty(Kind kind, long n) {
             plan = new Calls(kind, n);
-            calls = plan.counts;
-        }
-
-        private void call(Kind k) throws IOException {
-            try {
-                plan.call(k);
-            } finally {
-                thrown = plan.thrown;
-            }
         }
 
         @Override
         public void write(int b) throws IOException {
-            call(Kind.WRITE);
+            plan.call(Kind.WRITE);
             bytes.write(b);
         }
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
-            call(Kind.WRITE);
+            plan.call(Kind.WRITE);
             bytes.write(b, off, len);
         }
 
         @Override
         public void flush() throws IOException {
-            call(Kind.FLUSH);
+            plan.call(Kind.FLUSH);
         }
 
         @Override
         public void close() throws IOException {
-            call(Kind.CLOSE);
+            plan.call(Kind.CLOSE);
         }
     }
 
     /** A source over {@code sealed}, failing as {@link Calls} says. */
     private static final class Source extends InputStream {
         private final ByteArrayInputStream in;
-        final Map<Kind, Long> calls;
-        private final Calls plan;
-        IOException thrown;
+        final Calls plan;
 
         Source(byte[] sealed, Kind kind, long n) {
             in = new ByteArrayInputStream(sealed);
             plan = new Calls(kind, n);
-            calls = plan.counts;
-        }
-
-        private void call(Kind k) throws IOException {
-            try {
-                plan.call(k);
-            } finally {
-                thrown = plan.thrown;
-            }
         }
 
         @Override
         public int read() throws IOException {
-            call(Kind.READ);
+            plan.call(Kind.READ);
             return in.read();
         }
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
-            call(Kind.READ);
+            plan.call(Kind.READ);
             return in.read(b, off, len);
         }
 
         @Override
         public void close() throws IOException {
-            call(Kind.CLOSE);
+            plan.call(Kind.CLOSE);
         }
     }
 }
