@@ -58,8 +58,12 @@ import javax.crypto.AEADBadTagException;
  * either. {@code close()} waits for the workers; called from
  * another thread while a read is opening a batch, it closes the wrapped stream first (which
  * ends most blocked reads), then waits for that read's batch before it frees anything, and the
- * read fails as closed. Between reads, {@code close()} cancels the batch started ahead, or
- * waits for the workers still opening it.
+ * read fails as closed. With {@link GcmStreams.Builder#closeUnderlying closeUnderlying(false)}
+ * the wrapped stream stays open, so that close() waits until the read-ahead's read of the
+ * wrapped stream returns: close such a stream yourself first to end a read blocked in it.
+ * Between reads, {@code close()} cancels the batch started ahead, or waits for the workers
+ * still opening it. A read whose read of the wrapped stream close() ended fails as closed,
+ * with the wrapped stream's error as the cause.
  */
 public final class GcmInputStream extends InputStream implements ReadableByteChannel {
     /** Sealed chunks read ahead: up to this many are opened per engine call. */
@@ -638,9 +642,29 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
 
     /**
      * Reads ciphertext until at least {@code wanted} bytes are buffered or the source ends;
-     * returns how many are buffered.
+     * returns how many are buffered. An error of the wrapped stream after close() from another
+     * thread (which closes it first, ending a read blocked in it) fails as closed, with that
+     * error as the cause.
      */
     private int readSealed(int wanted) throws IOException {
+        try {
+            return fillSealed(wanted);
+        } catch (IOException | RuntimeException e) {
+            if (state.isOpen()) {
+                throw e;
+            }
+            // close() from another thread closed the wrapped stream under this read.
+            ClosedChannelException closed = new ClosedChannelException();
+            closed.initCause(e);
+            throw closed;
+        }
+    }
+
+    /**
+     * {@link #readSealed}, whose errors of the wrapped stream it gives as they are, also after
+     * close() closed that stream.
+     */
+    private int fillSealed(int wanted) throws IOException {
         int available = sealedLimit - sealedPos;
         if (available >= wanted || sourceEnded) {
             return available;

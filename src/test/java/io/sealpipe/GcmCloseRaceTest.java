@@ -19,6 +19,7 @@ import io.sealpipe.engine.TestEngines;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -361,6 +362,92 @@ class GcmCloseRaceTest {
         assertNull(readOrClosed("", () -> ShortRead.ARRAY.read(in)), "the read returned plaintext");
         assertTrue(closed.get(), "close() ran inside the read");
         assertEquals(0, engine.open(), "ciphers left open");
+    }
+
+    /**
+     * The sealed bytes as a stream whose close() ends a read blocked in it with an error, as a
+     * socket's or a pipe's does: the first read call at or past {@code closeAt} starts close() of
+     * the decrypting stream on another thread, and once that close() has closed this stream
+     * (it ended, or waits for the read's lock) the call throws.
+     */
+    private static final class ClosedWhileReading extends InputStream {
+        private final byte[] sealed;
+        private final int closeAt;
+        private final AtomicReference<GcmInputStream> stream = new AtomicReference<>();
+        private volatile boolean closed;
+        private int pos;
+        private Closing closing;
+
+        ClosedWhileReading(byte[] sealed, int closeAt) {
+            this.sealed = sealed;
+            this.closeAt = closeAt;
+        }
+
+        @Override
+        public int read() {
+            throw new UnsupportedOperationException("the stream reads arrays");
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (closing == null && pos >= closeAt) {
+                GcmInputStream in = stream.get();
+                closing = startClose(in, in::closeWaits); // close() closed this stream first
+            }
+            if (closed) {
+                throw new IOException("Stream closed");
+            }
+            if (pos == sealed.length) {
+                return -1;
+            }
+            int n = Math.min(len, sealed.length - pos);
+            System.arraycopy(sealed, pos, b, off, n);
+            pos += n;
+            return n;
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+        }
+    }
+
+    /**
+     * close() on another thread, with {@code closeUnderlying(true)}, closes the wrapped stream
+     * while a read waits in it, which then throws: at the header, within the first MiB, and (at
+     * parallelism 2) during the read-ahead of a batch. The read fails as closed, not with the
+     * wrapped stream's error, and returns only authentic plaintext before that. Before, the
+     * read at parallelism 1 threw the wrapped stream's error.
+     */
+    @ParameterizedTest(name = "{0}, parallelism {1}")
+    @MethodSource("kindsAndParallelism")
+    void closeThatEndsAReadBlockedInTheWrappedStreamFailsItAsClosed(EngineKind kind, int parallelism)
+            throws IOException {
+        byte[] sealed = sealed(kind, LONG_PLAIN);
+        int pastFirstMiB = (int) GcmSeekableChannel.sealedOffset(GcmInputStream.PARALLEL_AFTER / CHUNK_SIZE + 3);
+        for (int closeAt : new int[] {0, 100_000, pastFirstMiB}) {
+            for (Read read : Read.values()) {
+                String where = read + ", closed at ciphertext byte " + closeAt + ", parallelism " + parallelism;
+                HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
+                ClosedWhileReading source = new ClosedWhileReading(sealed, closeAt);
+                GcmInputStream in = GcmStreams.builder().key(KEY).engine(engine).parallelism(parallelism)
+                        .build().decrypt(source);
+                source.stream.set(in);
+                int pos = 0;
+                while (true) {
+                    byte[] got = readOrClosed(where, () -> read.read(in));
+                    if (got == null) {
+                        break;
+                    }
+                    assertTrue(got.length > 0, where + ": the message ended before close()");
+                    assertArrayEquals(Arrays.copyOfRange(LONG_PLAIN, pos, pos + got.length), got, where);
+                    pos += got.length;
+                }
+                assertTrue(source.closing != null, where + ": close() ran inside a read");
+                source.closing.join();
+                assertEquals(0, engine.open(), where + ": ciphers left open");
+            }
+        }
     }
 
     /** A channel read, from plaintext position {@link #AT}. */
