@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sealpipe.hadoop.FailingLocalFileSystem;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,6 +3,7 @@ package io.sealpipe.it.hadoop;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sealpipe.hadoop.FailingLocalFileSystem;
 import io.sealpipe.hadoop.SealedFileSystem;
 import java.io.Closeable;
 import java.io.IOException;

@@ -14,8 +14,12 @@ import org.apache.hadoop.fs.RawLocalFileSystem;
  * {@value #FAIL_AFTER} throws an {@link IOException}, as a source on a failing disk or a lost
  * connection does; every other file reads as usual. Configured as {@code fs.file.impl} (with
  * {@code fs.file.impl.disable.cache=true}, so that no other test gets it from Hadoop's cache), it
- * is the source of Hadoop's copy helpers, {@code copyFromLocalFile} and {@code hadoop fs -put}
- * included, and the file system under {@code sfile}.
+ * is the source of Hadoop's copy helpers ({@code copyFromLocalFile} and {@code hadoop fs -put}
+ * included), of DistCp and of a MapReduce job's input, and the file system under {@code sfile}
+ * (a sealed {@code *.fails} file then fails too: read the output through a plain {@code file}).
+ *
+ * <p>One copy for the core tests and the {@code src/it/hadoop-3.4} project: both add {@code
+ * src/test/hadoop-shared/java} to their test sources.
  */
 public final class FailingLocalFileSystem extends LocalFileSystem {
     /** The end of the name of the files that fail. */
