@@ -1,28 +1,21 @@
 package io.sealpipe.cli;
 
-import io.sealpipe.ChildJvm;
-import static java.nio.file.StandardWatchEventKinds.ENTRY_CREATE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.sealpipe.GcmStreams;
-import java.io.ByteArrayOutputStream;
+import io.sealpipe.ChildJvm;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.WatchKey;
-import java.nio.file.WatchService;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,7 +28,6 @@ import org.junit.jupiter.params.provider.CsvSource;
  * keeps open, so it is blocked mid-stream, with its temporary file created, when the signal comes.
  */
 class InterruptCommandTest {
-    private static final String KEY = "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4";
     private static final long DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(60); // a safety net only
 
     @TempDir
@@ -44,10 +36,10 @@ class InterruptCommandTest {
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"decrypt, TERM, 143", "decrypt, INT, 130", "encrypt, TERM, 143", "encrypt, INT, 130"})
     void aSignalRemovesTheTemporaryFile(String command, String signal, int exitCode) throws Exception {
-        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(KEY));
+        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(MidStreamCommand.KEY));
         byte[] plain = new byte[200_000];
         new Random(7).nextBytes(plain);
-        byte[] input = command.equals("encrypt") ? plain : seal(plain);
+        byte[] input = MidStreamCommand.input(command, plain);
         Path out = dir.resolve("out.bin");
 
         List<String> args = List.of(command, "--key-file", keyFile.toString(), "-", out.toString());
@@ -57,7 +49,7 @@ class InterruptCommandTest {
         try {
             stdin.write(input, 0, input.length / 2); // and no more: the child waits for the rest
             stdin.flush();
-            Path temp = awaitTemporaryFile(p, errFile);
+            Path temp = MidStreamCommand.awaitTemporaryFile(dir, p, errFile);
             assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(temp)),
                     "the temporary file is for the owner only");
 
@@ -89,47 +81,6 @@ class InterruptCommandTest {
             } catch (IOException ignored) {
                 // the child is gone: its end of the pipe is closed
             }
-        }
-    }
-
-    private static byte[] seal(byte[] plain) throws IOException {
-        ByteArrayOutputStream sealed = new ByteArrayOutputStream();
-        try (OutputStream s = GcmStreams.builder().key(HexFormat.of().parseHex(KEY)).build().encrypt(sealed)) {
-            s.write(plain);
-        }
-        return sealed.toByteArray();
-    }
-
-    /** Waits (inotify, no sleeping) until the child has created {@code .out.bin.<n>.tmp}. */
-    private Path awaitTemporaryFile(Process p, Path errFile) throws IOException, InterruptedException {
-        long start = System.nanoTime();
-        try (WatchService watcher = dir.getFileSystem().newWatchService()) {
-            dir.register(watcher, ENTRY_CREATE);
-            while (true) {
-                Optional<Path> temp = temporaryFile();
-                if (temp.isPresent()) {
-                    return temp.get();
-                }
-                if (!p.isAlive()) {
-                    fail("the child exited " + p.exitValue() + " before creating its temporary file: "
-                            + Files.readString(errFile));
-                }
-                if (System.nanoTime() - start > DEADLINE_NANOS) {
-                    fail("no temporary file after 60 s");
-                }
-                WatchKey key = watcher.poll(1, TimeUnit.SECONDS); // an event, or a look at p.isAlive()
-                if (key != null) {
-                    key.pollEvents();
-                    key.reset();
-                }
-            }
-        }
-    }
-
-    private Optional<Path> temporaryFile() throws IOException {
-        try (Stream<Path> files = Files.list(dir)) {
-            return files.filter(f -> f.getFileName().toString().startsWith(".out.bin.")
-                    && f.getFileName().toString().endsWith(".tmp")).findFirst();
         }
     }
 

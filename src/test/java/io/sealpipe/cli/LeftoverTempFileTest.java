@@ -1,27 +1,19 @@
 package io.sealpipe.cli;
 
-import static java.nio.file.StandardWatchEventKinds.ENTRY_CREATE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import io.sealpipe.ChildJvm;
-import io.sealpipe.GcmStreams;
 import io.sealpipe.cli.CliRun.Result;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.WatchKey;
-import java.nio.file.WatchService;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,8 +26,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * of OUT whose process is no longer running, and keeps those of running processes.
  */
 class LeftoverTempFileTest {
-    private static final String KEY = "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4";
-    private static final long SAFETY_NET_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     @TempDir
     Path dir;
@@ -43,10 +33,10 @@ class LeftoverTempFileTest {
     @ParameterizedTest
     @ValueSource(strings = {"encrypt", "decrypt"})
     void aKilledRunLeavesOnlyItsTemporaryFileAndTheNextRunRemovesIt(String command) throws Exception {
-        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(KEY));
+        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(MidStreamCommand.KEY));
         byte[] plain = new byte[300_000];
         new Random(11).nextBytes(plain);
-        byte[] input = command.equals("encrypt") ? plain : seal(plain);
+        byte[] input = MidStreamCommand.input(command, plain);
         Path out = dir.resolve("out.bin");
 
         List<String> cli = ChildJvm.command("-cp", System.getProperty("java.class.path"), Main.class.getName(), command,
@@ -57,7 +47,7 @@ class LeftoverTempFileTest {
         try (OutputStream stdin = p.getOutputStream()) {
             stdin.write(input, 0, input.length / 2); // and no more: the child waits for the rest
             stdin.flush();
-            temp = awaitTemporaryFile(p, errFile);
+            temp = MidStreamCommand.awaitTemporaryFile(dir, p, errFile);
             assertEquals(".out.bin.sealpipe-" + p.pid() + ".tmp", temp.getFileName().toString(),
                     "the temporary file names OUT and the process writing it");
             p.destroyForcibly(); // SIGKILL: no shutdown hook runs
@@ -79,7 +69,7 @@ class LeftoverTempFileTest {
 
     @Test
     void leftoversOfRunningProcessesAndOfOtherFilesAreKept() throws Exception {
-        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(KEY));
+        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(MidStreamCommand.KEY));
         Path in = Files.writeString(dir.resolve("in"), "data\n");
         Process running = new ProcessBuilder("cat").start(); // runs until its input ends
         Process ended = new ProcessBuilder("true").start();
@@ -110,44 +100,4 @@ class LeftoverTempFileTest {
         }
     }
 
-    private static byte[] seal(byte[] plain) throws IOException {
-        ByteArrayOutputStream sealed = new ByteArrayOutputStream();
-        try (OutputStream s = GcmStreams.builder().key(HexFormat.of().parseHex(KEY)).build().encrypt(sealed)) {
-            s.write(plain);
-        }
-        return sealed.toByteArray();
-    }
-
-    /** Waits (inotify, no sleeping) until the child has created a temporary file {@code .out.bin.*.tmp}. */
-    private Path awaitTemporaryFile(Process p, Path errFile) throws IOException, InterruptedException {
-        long start = System.nanoTime();
-        try (WatchService watcher = dir.getFileSystem().newWatchService()) {
-            dir.register(watcher, ENTRY_CREATE);
-            while (true) {
-                Optional<Path> temp = temporaryFile();
-                if (temp.isPresent()) {
-                    return temp.get();
-                }
-                if (!p.isAlive()) {
-                    fail("the child exited " + p.exitValue() + " before creating its temporary file: "
-                            + Files.readString(errFile));
-                }
-                if (System.nanoTime() - start > SAFETY_NET_NANOS) {
-                    fail("no temporary file after 60 s");
-                }
-                WatchKey key = watcher.poll(1, TimeUnit.SECONDS); // an event, or a look at p.isAlive()
-                if (key != null) {
-                    key.pollEvents();
-                    key.reset();
-                }
-            }
-        }
-    }
-
-    private Optional<Path> temporaryFile() throws IOException {
-        try (Stream<Path> files = Files.list(dir)) {
-            return files.filter(f -> f.getFileName().toString().startsWith(".out.bin.")
-                    && f.getFileName().toString().endsWith(".tmp")).findFirst();
-        }
-    }
 }
