@@ -3,6 +3,8 @@ package io.sealpipe;
 import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.ForwardingAeadCipher;
+import io.sealpipe.engine.ForwardingStreamCipher;
 import io.sealpipe.engine.Hmac;
 import io.sealpipe.engine.StreamCipher;
 import java.nio.ByteBuffer;
@@ -138,27 +140,11 @@ final class HookedEngine implements CryptoEngine {
         }
     }
 
-    private final class CountedStreamCipher implements StreamCipher {
-        private final StreamCipher real;
+    private final class CountedStreamCipher extends ForwardingStreamCipher {
         private final CloseCount count = new CloseCount();
 
         CountedStreamCipher(StreamCipher real) {
-            this.real = real;
-        }
-
-        @Override
-        public void reset(byte[] iv) {
-            real.reset(iv);
-        }
-
-        @Override
-        public int update(byte[] in, int inOffset, int length, byte[] out, int outOffset) {
-            return real.update(in, inOffset, length, out, outOffset);
-        }
-
-        @Override
-        public int update(ByteBuffer in, ByteBuffer out) {
-            return real.update(in, out);
+            super(real);
         }
 
         @Override
@@ -168,22 +154,11 @@ final class HookedEngine implements CryptoEngine {
         }
     }
 
-    private final class CountedAeadCipher implements AeadCipher {
-        private final AeadCipher real;
+    private final class CountedAeadCipher extends ForwardingAeadCipher {
         private final CloseCount count = new CloseCount();
 
         CountedAeadCipher(AeadCipher real) {
-            this.real = real;
-        }
-
-        @Override
-        public int seal(byte[] nonce, byte[] aad, byte[] in, int inOffset, int length, byte[] out, int outOffset) {
-            return real.seal(nonce, aad, in, inOffset, length, out, outOffset);
-        }
-
-        @Override
-        public int seal(byte[] nonce, byte[] aad, ByteBuffer in, ByteBuffer out) {
-            return real.seal(nonce, aad, in, out);
+            super(real);
         }
 
         @Override
@@ -197,12 +172,6 @@ final class HookedEngine implements CryptoEngine {
         public int open(byte[] nonce, byte[] aad, ByteBuffer in, ByteBuffer out) throws AEADBadTagException {
             runSingleOpenHook();
             return real.open(nonce, aad, in, out);
-        }
-
-        @Override
-        public void sealChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
-                int outOffset) {
-            real.sealChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
         }
 
         @Override

@@ -3,10 +3,11 @@ package io.sealpipe.soak;
 import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.ForwardingAeadCipher;
+import io.sealpipe.engine.ForwardingStreamCipher;
 import io.sealpipe.engine.Hmac;
 import io.sealpipe.engine.Operation;
 import io.sealpipe.engine.StreamCipher;
-import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +15,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
-import javax.crypto.AEADBadTagException;
 
 /**
  * A real engine that counts the AES-CTR and AES-GCM ciphers it made and the ones closed, so the
@@ -123,27 +123,11 @@ final class CountingEngine implements CryptoEngine {
         }
     }
 
-    private final class CountedStreamCipher implements StreamCipher {
-        private final StreamCipher real;
+    private final class CountedStreamCipher extends ForwardingStreamCipher {
         private final CloseOnce once = new CloseOnce();
 
         CountedStreamCipher(StreamCipher real) {
-            this.real = real;
-        }
-
-        @Override
-        public void reset(byte[] iv) {
-            real.reset(iv);
-        }
-
-        @Override
-        public int update(byte[] in, int inOffset, int length, byte[] out, int outOffset) {
-            return real.update(in, inOffset, length, out, outOffset);
-        }
-
-        @Override
-        public int update(ByteBuffer in, ByteBuffer out) {
-            return real.update(in, out);
+            super(real);
         }
 
         @Override
@@ -153,50 +137,11 @@ final class CountingEngine implements CryptoEngine {
         }
     }
 
-    private final class CountedAeadCipher implements AeadCipher {
-        private final AeadCipher real;
+    private final class CountedAeadCipher extends ForwardingAeadCipher {
         private final CloseOnce once = new CloseOnce();
 
         CountedAeadCipher(AeadCipher real) {
-            this.real = real;
-        }
-
-        @Override
-        public int seal(byte[] nonce, byte[] aad, byte[] in, int inOffset, int length, byte[] out, int outOffset) {
-            return real.seal(nonce, aad, in, inOffset, length, out, outOffset);
-        }
-
-        @Override
-        public int seal(byte[] nonce, byte[] aad, ByteBuffer in, ByteBuffer out) {
-            return real.seal(nonce, aad, in, out);
-        }
-
-        @Override
-        public int open(byte[] nonce, byte[] aad, byte[] in, int inOffset, int length, byte[] out, int outOffset)
-                throws AEADBadTagException {
-            return real.open(nonce, aad, in, inOffset, length, out, outOffset);
-        }
-
-        @Override
-        public int open(byte[] nonce, byte[] aad, ByteBuffer in, ByteBuffer out) throws AEADBadTagException {
-            return real.open(nonce, aad, in, out);
-        }
-
-        @Override
-        public void sealChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
-                int outOffset) {
-            real.sealChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
-        }
-
-        @Override
-        public int openChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
-                int outOffset) {
-            return real.openChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset);
-        }
-
-        @Override
-        public int openChunks(byte[] baseNonce, long firstChunk, ByteBuffer in, ByteBuffer out) {
-            return real.openChunks(baseNonce, firstChunk, in, out);
+            super(real);
         }
 
         @Override
