@@ -62,7 +62,7 @@ class FullDiskTest {
                     }
                     out.close();
                 });
-                assertNoSpace(e);
+                Tmpfs.assertNoSpace(e);
                 if (abortFirst) {
                     ((Abortable) out).abort();
                 }
@@ -88,7 +88,7 @@ class FullDiskTest {
                     }
                     out.close();
                 });
-                assertNoSpace(e);
+                Tmpfs.assertNoSpace(e);
                 out.abort();
                 closeAgain(out, e);
             });
@@ -100,12 +100,6 @@ class FullDiskTest {
     @AfterAll
     static void noWorkerOutlivesItsStreams() throws InterruptedException {
         PipelineFailureTest.assertWorkersEnd();
-    }
-
-    /** The disk's own exception: an IOException that says the device is full. */
-    static void assertNoSpace(IOException e) {
-        assertTrue(String.valueOf(e.getMessage()).contains("No space left on device"),
-                "the disk's IOException reaches the caller: " + PipelineFailureTest.causes(e));
     }
 
     /** A close after the failure returns, or throws that failure (again, or as its cause): nothing else. */

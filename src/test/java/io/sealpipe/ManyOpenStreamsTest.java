@@ -51,9 +51,15 @@ class ManyOpenStreamsTest {
                 "ctr-read", (long) CtrStreams.DEFAULT_BUFFER_SIZE + SLACK);
     }
 
+    /** The machine's memory this test needs: the child's 2 GiB heap, its JVM, and this JVM beside it. */
+    private static final long MEMORY_NEEDED = 4L << 30;
+
     @Test
     void aThousandOpenStreamsHoldABoundedHeapAndNoThreadsOfTheirOwn(@TempDir Path dir)
             throws IOException, InterruptedException {
+        long memory = MachineRequirement.totalMemory();
+        MachineRequirement.require(memory >= MEMORY_NEEDED, "the machine has " + (memory >> 20) + " MiB of memory, and this"
+                + " test needs " + (MEMORY_NEEDED >> 20) + " MiB (a child JVM with -Xmx2g)");
         Path gcLog = dir.resolve("gc.log");
         List<String> command = ChildJvm.command("-XX:+UseG1GC", "-XX:G1HeapRegionSize=1m", "-Xmx2g",
                 "-Xlog:gc+heap=info:file=" + gcLog, "-cp", System.getProperty("java.class.path"),

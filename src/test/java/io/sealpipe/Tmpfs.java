@@ -1,7 +1,5 @@
 package io.sealpipe;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -30,11 +28,7 @@ public final class Tmpfs implements AutoCloseable {
         String refused = run(List.of("mount", "-t", "tmpfs", "-o", "size=" + bytes + ",mode=0700", "tmpfs", dir.toString()));
         if (refused != null) {
             Files.delete(dir);
-            boolean ci = "true".equalsIgnoreCase(System.getenv("CI"));
-            if (ci) {
-                throw new AssertionError("CI must run the full-disk tests, but mounting a tmpfs was refused: " + refused);
-            }
-            assumeTrue(false, "mounting a tmpfs was refused (the full-disk tests need root): " + refused);
+            MachineRequirement.require(false, "mounting a tmpfs was refused (the full-disk tests need root): " + refused);
         }
         return new Tmpfs(dir);
     }
@@ -46,6 +40,19 @@ public final class Tmpfs implements AutoCloseable {
             throw new IOException("could not unmount the test's tmpfs at " + dir + ": " + failed);
         }
         Files.delete(dir);
+    }
+
+    /**
+     * Asserts that {@code e} is the disk's own error, as it reached the caller: an IOException
+     * saying "No space left on device", not a wrapper or another error it caused. Hadoop's local
+     * file system throws it inside its {@code FSError}, which a sealed file passes on as it is:
+     * that FSError counts as the disk's error.
+     */
+    public static void assertNoSpace(Throwable e) {
+        Throwable disk = e.getClass().getName().equals("org.apache.hadoop.fs.FSError") ? e.getCause() : e;
+        if (!(disk instanceof IOException) || !String.valueOf(disk.getMessage()).contains("No space left on device")) {
+            throw new AssertionError("the disk's IOException does not reach the caller as it is: " + e, e);
+        }
     }
 
     /** Runs a command; null if it succeeded, else what it printed and its exit status. */

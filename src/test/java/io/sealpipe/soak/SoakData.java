@@ -4,6 +4,7 @@ import io.sealpipe.GcmStreams;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.EngineStatus;
 import io.sealpipe.engine.Engines;
+import io.sealpipe.engine.TestEngines;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -118,7 +119,7 @@ final class SoakData {
     static SoakData create(Path dir, long seed) throws IOException {
         List<CountingEngine> engines = new ArrayList<>();
         List<String> unavailable = new ArrayList<>();
-        boolean ci = "true".equalsIgnoreCase(System.getenv("CI"));
+        boolean ci = TestEngines.inCi();
         for (EngineKind kind : KINDS) {
             EngineStatus status = Engines.report().status(kind);
             if (status.available()) {
