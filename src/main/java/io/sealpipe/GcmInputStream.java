@@ -110,7 +110,10 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
      * close() left as data.
      */
     private final ReentrantLock closeLock = new ReentrantLock();
-    /** Test hook (GcmCloseRaceTest): runs on the reading thread between its check and its copy out of {@link #plain}. */
+    /**
+     * Test hook (GcmCloseRaceTest): runs on the reading thread between its check and its copy out
+     * of {@link #plain}.
+     */
     Runnable beforePlainCopy;
     private byte[] plain = new byte[CHUNK_SIZE];
     /**
@@ -375,7 +378,8 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
                 try {
                     state.checkOpen();
                     opened = memory != null
-                        ? cipher.openChunks(baseNonce, nextChunk, window(count * SEALED_CHUNK_SIZE), view(dst, off, count * CHUNK_SIZE))
+                        ? cipher.openChunks(baseNonce, nextChunk, window(count * SEALED_CHUNK_SIZE),
+                                view(dst, off, count * CHUNK_SIZE))
                         : cipher.openChunks(baseNonce, nextChunk, sealed, sealedPos, count, dst, off);
                 } finally {
                     closeLock.unlock();

@@ -72,13 +72,15 @@ class FaultAtNthCallTest {
         for (Kind kind : List.of(Kind.WRITE, Kind.FLUSH, Kind.CLOSE)) {
             for (long n : points(counting.plan.counts.get(kind), kind)) {
                 Faulty sink = new Faulty(kind, n);
-                String where = mode + ", compress " + compress + ", parallelism " + parallelism + ": " + kind + " call " + n
+                String where = mode + ", compress " + compress + ", parallelism " + parallelism
+                        + ": " + kind + " call " + n
                         + " of " + counting.plan.counts.get(kind) + ", seed " + SEED;
                 assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
                     OutputStream out = p.output(sink);
                     IOException e = assertThrows(IOException.class, () -> writeAll(out), where);
                     assertSame(sink.plan.thrown, e, where + ": the wrapped stream's own exception reaches the caller");
-                    assertThrows(IOException.class, () -> out.write(PLAIN, 0, 10), where + ": a failed stream stays failed");
+                    assertThrows(IOException.class, () -> out.write(PLAIN, 0, 10),
+                            where + ": a failed stream stays failed");
                     out.close(); // a second close: nothing new, no hang
                 }, where);
                 byte[] left = sink.bytes.toByteArray();
@@ -100,17 +102,21 @@ class FaultAtNthCallTest {
         for (Kind kind : List.of(Kind.READ, Kind.CLOSE)) {
             for (long n : points(counting.plan.counts.get(kind), kind)) {
                 Source source = new Source(sealed, kind, n);
-                String where = mode + ", compress " + compress + ", parallelism " + parallelism + ": " + kind + " call " + n
+                String where = mode + ", compress " + compress + ", parallelism " + parallelism
+                        + ": " + kind + " call " + n
                         + " of " + counting.plan.counts.get(kind) + ", seed " + SEED;
                 assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
                     InputStream in = p.input(source);
                     ByteArrayOutputStream released = new ByteArrayOutputStream();
                     IOException e = assertThrows(IOException.class, () -> readAll(in, released), where);
-                    assertSame(source.plan.thrown, e, where + ": the wrapped stream's own exception reaches the caller");
+                    assertSame(source.plan.thrown, e,
+                            where + ": the wrapped stream's own exception reaches the caller");
                     byte[] got = released.toByteArray();
-                    assertArrayEquals(Arrays.copyOf(PLAIN, got.length), got, where + ": only a prefix of the plaintext");
+                    assertArrayEquals(Arrays.copyOf(PLAIN, got.length), got,
+                            where + ": only a prefix of the plaintext");
                     if (kind == Kind.READ) {
-                        assertThrows(IOException.class, () -> in.read(new byte[10]), where + ": a failed stream stays failed");
+                        assertThrows(IOException.class, () -> in.read(new byte[10]),
+                                where + ": a failed stream stays failed");
                     }
                     in.close(); // a second close: nothing new, no hang
                 }, where);

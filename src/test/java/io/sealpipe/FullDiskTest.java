@@ -80,7 +80,8 @@ class FullDiskTest {
         Pipeline p = Pipeline.of(Pipeline.Mode.GCM, false, 2);
         try (Tmpfs disk = Tmpfs.mount(parent, DISK)) {
             Path file = disk.dir.resolve("out");
-            GcmOutputStream out = p.gcm().encrypt(FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE));
+            GcmOutputStream out = p.gcm().encrypt(FileChannel.open(file, StandardOpenOption.CREATE_NEW,
+                    StandardOpenOption.WRITE));
             assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
                 IOException e = assertThrows(IOException.class, () -> {
                     for (int off = 0; off < SIZE; off += 100_000) {

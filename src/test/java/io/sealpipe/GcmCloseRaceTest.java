@@ -46,7 +46,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 class GcmCloseRaceTest {
     private static final byte[] KEY = bytes(32, 32);
     private static final byte[] PLAIN = bytes(5, 3 * 16384 + 100);
-    /** Past the first MiB, which a stream reads alone, and 2 MiB more: at least two batches that workers open with it. */
+    /**
+     * Past the first MiB, which a stream reads alone, and 2 MiB more: at least two batches that
+     * workers open with it.
+     */
     private static final byte[] LONG_PLAIN = bytes(6, (int) GcmInputStream.PARALLEL_AFTER + 2 * (1 << 20) + 100);
 
     private static GcmStreams gcm(CryptoEngine engine) {
@@ -158,7 +161,8 @@ class GcmCloseRaceTest {
                 String where = read + (inMemory ? ", message in memory" : ", message from a stream");
                 HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
                 GcmStreams gcm = gcm(engine);
-                GcmInputStream in = inMemory ? gcm.decrypt(ByteBuffer.wrap(sealed)) : gcm.decrypt(new ByteArrayInputStream(sealed));
+                GcmInputStream in = inMemory ? gcm.decrypt(ByteBuffer.wrap(sealed))
+                        : gcm.decrypt(new ByteArrayInputStream(sealed));
                 Thread reader = Thread.currentThread();
                 AtomicReference<Closing> closing = new AtomicReference<>();
                 engine.onOpenedChunks((first, count) -> {
@@ -178,7 +182,8 @@ class GcmCloseRaceTest {
                     fail(where + ": the read returned " + got.length + " bytes after close() (" + zeros(got)
                             + " of them zero) instead of failing as closed");
                 }
-                assertThrows(ClosedChannelException.class, () -> in.read(new byte[10], 0, 10), where + ": the next read");
+                assertThrows(ClosedChannelException.class, () -> in.read(new byte[10], 0, 10),
+                        where + ": the next read");
                 assertEquals(0, engine.open(), where + ": ciphers left open");
             }
         }
@@ -228,14 +233,18 @@ class GcmCloseRaceTest {
             if (got != null) {
                 assertTrue(got.length > 0, where + ": a read returned no byte and no end");
                 assertArrayEquals(Arrays.copyOfRange(plain, pos, pos + got.length), got,
-                        where + ": a read racing close() returned " + zeros(got) + " zeros of " + got.length + " bytes");
+                        where + ": a read racing close() returned " + zeros(got) + " zeros of " + got.length
+                                + " bytes");
             }
             assertThrows(ClosedChannelException.class, () -> in.read(new byte[10], 0, 10), where + ": the next read");
             assertEquals(0, engine.open(), where + ": ciphers left open");
         }
     }
 
-    /** Every kind of read: those from the stream's buffer, and one of 1 MiB (a batch or more) straight into the caller's array. */
+    /**
+     * Every kind of read: those from the stream's buffer, and one of 1 MiB (a batch or more)
+     * straight into the caller's array.
+     */
     private enum Read {
         SHORT_ARRAY, LARGE_ARRAY, DIRECT_BUFFER, SINGLE_BYTE;
 
@@ -280,7 +289,8 @@ class GcmCloseRaceTest {
                     String where = call + ", " + read + (inMemory ? ", message in memory" : ", message from a stream");
                     HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
                     GcmStreams gcm = gcm(engine, parallelism);
-                    GcmInputStream in = inMemory ? gcm.decrypt(ByteBuffer.wrap(sealed)) : gcm.decrypt(new ByteArrayInputStream(sealed));
+                    GcmInputStream in = inMemory ? gcm.decrypt(ByteBuffer.wrap(sealed))
+                            : gcm.decrypt(new ByteArrayInputStream(sealed));
                     int pos = call == EngineCall.FIRST_CHUNKS ? 0 : plain.length / CHUNK_SIZE * CHUNK_SIZE;
                     assertEquals(pos, in.readNBytes(new byte[pos], 0, pos), where);
                     Thread reader = Thread.currentThread();
@@ -302,7 +312,8 @@ class GcmCloseRaceTest {
                         assertTrue(got.length > 0, where + ": a read returned no byte and no end");
                         assertArrayEquals(Arrays.copyOfRange(plain, pos, pos + got.length), got, where);
                     }
-                    assertThrows(ClosedChannelException.class, () -> in.read(new byte[10], 0, 10), where + ": the next read");
+                    assertThrows(ClosedChannelException.class, () -> in.read(new byte[10], 0, 10),
+                            where + ": the next read");
                     assertEquals(0, engine.open(), where + ": ciphers left open");
                 }
             }
@@ -326,7 +337,8 @@ class GcmCloseRaceTest {
             String where = inMemory ? "message in memory" : "message from a stream";
             HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
             GcmStreams gcm = gcm(engine, parallelism);
-            GcmInputStream in = inMemory ? gcm.decrypt(ByteBuffer.wrap(sealed)) : gcm.decrypt(new ByteArrayInputStream(sealed));
+            GcmInputStream in = inMemory ? gcm.decrypt(ByteBuffer.wrap(sealed))
+                    : gcm.decrypt(new ByteArrayInputStream(sealed));
             AtomicReference<Closing> closing = new AtomicReference<>();
             engine.beforeNextCipher(Thread.currentThread(), () -> closing.set(startClose(in, in::closeWaits)));
             assertNull(readOrClosed(where, () -> ShortRead.ARRAY.read(in)), where + ": the read returned plaintext");
@@ -472,7 +484,8 @@ class GcmCloseRaceTest {
                 }
                 case OPEN_CHUNK -> {
                     byte[] b = new byte[CHUNK_SIZE];
-                    return Arrays.copyOf(b, channel.openChunk(1, sealed, (int) GcmSeekableChannel.sealedOffset(1), b, 0));
+                    return Arrays.copyOf(b,
+                            channel.openChunk(1, sealed, (int) GcmSeekableChannel.sealedOffset(1), b, 0));
                 }
                 default -> {
                     ByteBuffer b = ByteBuffer.allocate(this == SEQUENTIAL_SHORT ? 100 : 2 * CHUNK_SIZE);
@@ -503,7 +516,8 @@ class GcmCloseRaceTest {
             AtomicReference<Closing> closing = new AtomicReference<>();
             Runnable hook = () -> {
                 if (Thread.currentThread() == reader && closing.get() == null) {
-                    closing.set(startClose(channel, ReaderRaces::blocked)); // close() ended, or waits for the channel's lock
+                    // close() ended, or waits for the channel's lock
+                    closing.set(startClose(channel, ReaderRaces::blocked));
                 }
             };
             engine.onOpen(hook);
@@ -515,7 +529,8 @@ class GcmCloseRaceTest {
                 assertTrue(got.length > 0, where + ": a read returned no byte and no end");
                 assertArrayEquals(Arrays.copyOfRange(PLAIN, ChannelRead.AT, ChannelRead.AT + got.length), got, where);
             }
-            assertThrows(ClosedChannelException.class, () -> channel.read(0, new byte[10], 0, 10), where + ": the next read");
+            assertThrows(ClosedChannelException.class, () -> channel.read(0, new byte[10], 0, 10),
+                    where + ": the next read");
             assertEquals(0, engine.open(), where + ": ciphers left open");
         }
     }

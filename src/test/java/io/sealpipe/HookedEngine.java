@@ -54,7 +54,10 @@ final class HookedEngine implements CryptoEngine {
         this.openHook = hook;
     }
 
-    /** Runs {@code hook} at the end of every {@code openChunks} of the GCM ciphers made by this engine, once the real one returned. */
+    /**
+     * Runs {@code hook} at the end of every {@code openChunks} of the GCM ciphers made by this
+     * engine, once the real one returned.
+     */
     void onOpenedChunks(OpenHook hook) {
         this.openedHook = hook;
     }
@@ -178,7 +181,8 @@ final class HookedEngine implements CryptoEngine {
         public int openChunks(byte[] baseNonce, long firstChunk, byte[] in, int inOffset, int count, byte[] out,
                 int outOffset) {
             runOpenHook(firstChunk, count);
-            return runOpenedHook(firstChunk, count, real.openChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset));
+            return runOpenedHook(firstChunk, count,
+                    real.openChunks(baseNonce, firstChunk, in, inOffset, count, out, outOffset));
         }
 
         @Override

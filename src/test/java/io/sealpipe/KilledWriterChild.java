@@ -36,9 +36,11 @@ public final class KilledWriterChild {
         FileSystem fs = null;
         OutputStream out;
         switch (kind) {
-            case "gcm" -> out = GcmStreams.builder().key(key).parallelism(2).build().encrypt(Files.newOutputStream(file));
+            case "gcm" -> out = GcmStreams.builder().key(key).parallelism(2).build()
+                    .encrypt(Files.newOutputStream(file));
             case "snappy-gcm" -> out = SnappyStreams.builder().parallelism(2).build()
-                    .compress(GcmStreams.builder().key(key).parallelism(2).build().encrypt(Files.newOutputStream(file)));
+                    .compress(GcmStreams.builder().key(key).parallelism(2).build()
+                            .encrypt(Files.newOutputStream(file)));
             case "sfile" -> {
                 fs = FileSystem.get(URI.create("sfile:///"), sealedConf(URI.create(args[4])));
                 out = fs.create(new org.apache.hadoop.fs.Path("sfile://" + file.toAbsolutePath()), true);

@@ -53,7 +53,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 class KilledWriterTest {
     private static final long SEED = Long.getLong("sealpipe.test.seed", 29);
     private static final int MOMENTS = 30;
-    private static final byte[] KEY = HexFormat.of().parseHex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+    private static final byte[] KEY =
+            HexFormat.of().parseHex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"gcm", "snappy-gcm", "sfile", "cli"})
@@ -73,7 +74,8 @@ class KilledWriterTest {
                 // a moment: plaintext bytes written (CLI: bytes in its directory); past the end: while closing
                 long at = moment == 0 ? 0 : moments.nextLong(KilledWriterChild.SIZE + KilledWriterChild.SIZE / 10);
                 String where = kind + ", moment " + moment + " (at " + at + "), seed " + SEED;
-                boolean done = kind.equals("cli") ? killCli(input, out, at) : killChild(kind, out.resolve("file"), keystore, at);
+                boolean done = kind.equals("cli") ? killCli(input, out, at)
+                        : killChild(kind, out.resolve("file"), keystore, at);
                 if (done) {
                     finished++;
                 }
@@ -89,7 +91,8 @@ class KilledWriterTest {
                     Map<String, byte[]> read = readers(file, sealed, kind.equals("snappy-gcm"));
                     for (Map.Entry<String, byte[]> r : read.entrySet()) {
                         if (file.equals(cliOut) && r.getValue() == null) {
-                            fail(where + ": the CLI left an OUT that " + r.getKey() + " rejects: OUT appears whole or not at all");
+                            fail(where + ": the CLI left an OUT that " + r.getKey()
+                                    + " rejects: OUT appears whole or not at all");
                         }
                         if (r.getValue() == null) {
                             rejected++;
@@ -99,7 +102,8 @@ class KilledWriterTest {
                             byte[] got = kind.equals("snappy-gcm") && !r.getKey().equals("cli decrypt")
                                     && !r.getKey().equals("GcmStreams") ? decompressed(r.getValue()) : r.getValue();
                             if (!Arrays.equals(plain, got)) {
-                                fail(where + ": " + r.getKey() + " read " + got.length + " bytes of " + file.getFileName()
+                                fail(where + ": " + r.getKey() + " read " + got.length
+                                        + " bytes of " + file.getFileName()
                                         + " that verify, not the whole message (" + plain.length + ")");
                             }
                             whole++; // the writer had sealed it in the moment before the kill landed
@@ -110,7 +114,8 @@ class KilledWriterTest {
         }
         System.out.println(kind + ": " + MOMENTS + " kills, " + finished + " after the writer finished, " + rejected
                 + " rejections and " + whole + " reads of a whole message sealed before the kill landed, seed " + SEED);
-        assertTrue(rejected > 0, kind + ": no reader rejected any file left: the kills all came too late to prove anything");
+        assertTrue(rejected > 0,
+                kind + ": no reader rejected any file left: the kills all came too late to prove anything");
     }
 
     /** Starts the child and kills it at {@code at}; true if it had finished (printed {@code closed}). */
@@ -121,7 +126,8 @@ class KilledWriterTest {
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
         boolean closed = false;
         boolean wrote = false;
-        try (BufferedReader lines = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader lines =
+                        new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = lines.readLine()) != null; ) {
                 wrote = true;
                 if (line.equals("closed")) {
@@ -140,20 +146,25 @@ class KilledWriterTest {
         return closed;
     }
 
-    /** Runs the CLI's encrypt in a child and kills it once its directory holds {@code at} bytes; true if it finished. */
+    /**
+     * Runs the CLI's encrypt in a child and kills it once its directory holds {@code at} bytes; true
+     * if it finished.
+     */
     private static boolean killCli(Path input, Path dir, long at) throws Exception {
         Process child = new ProcessBuilder(ChildJvm.command("-XX:TieredStopAtLevel=1", "-Xlog:disable", "-cp",
                 System.getProperty("java.class.path"), Main.class.getName(), "encrypt", "--key-hex",
                 HexFormat.of().formatHex(KEY), input.toString(), dir.resolve("out.sealed").toString()))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2); // against a child that hangs, not a timing claim
+        // against a child that hangs, not a timing claim
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
         while (child.isAlive() && bytesIn(dir) < at && System.nanoTime() < deadline) {
             Thread.sleep(1); // polls for the moment to kill at; what is checked after does not depend on it
         }
         child.destroyForcibly(); // SIGKILL, or nothing if it ended
         assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the killed child ended");
         int exit = child.exitValue();
-        assertTrue(exit == 0 || exit == 137, "sealpipe encrypt ended by itself or by the SIGKILL, not with exit " + exit);
+        assertTrue(exit == 0 || exit == 137,
+                "sealpipe encrypt ended by itself or by the SIGKILL, not with exit " + exit);
         return exit == 0;
     }
 
@@ -199,7 +210,8 @@ class KilledWriterTest {
             }
         }));
         read.put("sealed file system", orNull(() -> {
-            try (FSDataInputStream in = sealed.open(new org.apache.hadoop.fs.Path("sfile://" + file.toAbsolutePath()))) {
+            try (FSDataInputStream in =
+                            sealed.open(new org.apache.hadoop.fs.Path("sfile://" + file.toAbsolutePath()))) {
                 return in.readAllBytes();
             }
         }));

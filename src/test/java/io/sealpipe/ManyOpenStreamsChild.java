@@ -73,7 +73,8 @@ public final class ManyOpenStreamsChild {
                 }
             }
             long now = heapAfterFullCollection();
-            System.out.println("held-" + kinds[k] + ": " + (now - last) / ((count - k + kinds.length - 1) / kinds.length));
+            System.out.println("held-" + kinds[k] + ": "
+                    + (now - last) / ((count - k + kinds.length - 1) / kinds.length));
             last = now;
         }
         long held = heapAfterFullCollection();
@@ -146,7 +147,8 @@ public final class ManyOpenStreamsChild {
             last = m.group(1);
         }
         if (last == null) {
-            throw new IOException("no G1 heap log in " + gcLog + ": run with -XX:+UseG1GC -Xlog:gc+heap=info:file=" + gcLog);
+            throw new IOException("no G1 heap log in " + gcLog
+                    + ": run with -XX:+UseG1GC -Xlog:gc+heap=info:file=" + gcLog);
         }
         return last;
     }

@@ -32,7 +32,10 @@ class ManyOpenStreamsTest {
     private static final int STREAMS = 1000;
     private static final int CHUNK = 16384;
     private static final int SEALED_CHUNK = 16400;
-    /** What a stream may hold beyond its buffers: its ciphers and its workers' (with their scratch arrays), its fields. */
+    /**
+     * What a stream may hold beyond its buffers: its ciphers and its workers' (with their scratch
+     * arrays), its fields.
+     */
     private static final int SLACK = 96 * 1024;
 
     /**
@@ -58,7 +61,8 @@ class ManyOpenStreamsTest {
     void aThousandOpenStreamsHoldABoundedHeapAndNoThreadsOfTheirOwn(@TempDir Path dir)
             throws IOException, InterruptedException {
         long memory = MachineRequirement.totalMemory();
-        MachineRequirement.require(memory >= MEMORY_NEEDED, "the machine has " + (memory >> 20) + " MiB of memory, and this"
+        MachineRequirement.require(memory >= MEMORY_NEEDED, "the machine has " + (memory >> 20)
+                + " MiB of memory, and this"
                 + " test needs " + (MEMORY_NEEDED >> 20) + " MiB (a child JVM with -Xmx2g)");
         Path gcLog = dir.resolve("gc.log");
         List<String> command = ChildJvm.command("-XX:+UseG1GC", "-XX:G1HeapRegionSize=1m", "-Xmx2g",
@@ -74,7 +78,8 @@ class ManyOpenStreamsTest {
         assertEquals(31, value(output, "batch-chunks"), "batches in a heap of 1 MiB regions: " + output);
         for (Map.Entry<String, Long> bound : bounds(31).entrySet()) {
             long held = value(output, "held-" + bound.getKey());
-            assertTrue(held <= bound.getValue(), "an open " + bound.getKey() + " stream holds " + held + " bytes, more than its"
+            assertTrue(held <= bound.getValue(), "an open " + bound.getKey() + " stream holds " + held
+                    + " bytes, more than its"
                     + " buffers (" + bound.getValue() + "): " + output);
         }
         long added = value(output, "threads-open") - value(output, "threads-before");

@@ -53,7 +53,8 @@ class OptionalDependenciesIT {
         return probe(List.of(JAR, SLF4J), jvmOptions);
     }
 
-    private String probe(List<Path> classPath, String... jvmOptions) throws IOException, InterruptedException, URISyntaxException {
+    private String probe(List<Path> classPath, String... jvmOptions)
+            throws IOException, InterruptedException, URISyntaxException {
         Path source = Path.of(Objects.requireNonNull(
                 OptionalDependenciesIT.class.getResource("/it/NoOptionalDependenciesProbe.java")).toURI());
         List<String> command = new ArrayList<>();

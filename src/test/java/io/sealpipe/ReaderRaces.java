@@ -63,7 +63,10 @@ final class ReaderRaces {
         return closing;
     }
 
-    /** For {@link #startClose}: whether {@code closer} waits to enter a monitor (a synchronized close() of a channel). */
+    /**
+     * For {@link #startClose}: whether {@code closer} waits to enter a monitor (a synchronized
+     * close() of a channel).
+     */
     static boolean blocked(Thread closer) {
         return closer.getState() == Thread.State.BLOCKED;
     }

@@ -25,10 +25,12 @@ public final class Tmpfs implements AutoCloseable {
     /** Mounts a tmpfs of {@code bytes} on a new directory under {@code parent}. */
     public static Tmpfs mount(Path parent, long bytes) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory(parent, "tmpfs");
-        String refused = run(List.of("mount", "-t", "tmpfs", "-o", "size=" + bytes + ",mode=0700", "tmpfs", dir.toString()));
+        String refused = run(List.of("mount", "-t", "tmpfs", "-o", "size=" + bytes + ",mode=0700", "tmpfs",
+                dir.toString()));
         if (refused != null) {
             Files.delete(dir);
-            MachineRequirement.require(false, "mounting a tmpfs was refused (the full-disk tests need root): " + refused);
+            MachineRequirement.require(false,
+                    "mounting a tmpfs was refused (the full-disk tests need root): " + refused);
         }
         return new Tmpfs(dir);
     }

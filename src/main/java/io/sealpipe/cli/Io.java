@@ -384,7 +384,8 @@ final class Io {
                         continue; // it may be writing it still
                     }
                     if (removeIfUnlocked(file)) {
-                        err.println("sealpipe: removed " + file + ", left by an earlier run that did not finish (process "
+                        err.println("sealpipe: removed " + file
+                                + ", left by an earlier run that did not finish (process "
                                 + pid + (pid == self ? " ended; this process has its number now)"
                                 : " is no longer running)"));
                         err.flush();

@@ -221,7 +221,8 @@ final class SealedKeys implements Closeable {
                 "the URI of the Hadoop KeyProvider that holds the key, such as jceks://file/etc/sealpipe/keys.jceks or kms://http@kms:9600/kms");
         String name = required(conf, SealedFileSystem.KEY_NAME,
                 "the name of the key in " + path + " (create one with: hadoop key create NAME -size 256 -provider " + path + ")");
-        long refreshNanos = nanos(conf, SealedFileSystem.KEY_REFRESH_SECONDS, SealedFileSystem.DEFAULT_KEY_REFRESH_SECONDS);
+        long refreshNanos = nanos(conf, SealedFileSystem.KEY_REFRESH_SECONDS,
+                SealedFileSystem.DEFAULT_KEY_REFRESH_SECONDS);
         long missRefreshNanos = nanos(conf, SealedFileSystem.KEY_MISS_REFRESH_SECONDS,
                 SealedFileSystem.DEFAULT_KEY_MISS_REFRESH_SECONDS);
         KeyProvider provider = providers.open();
@@ -376,7 +377,8 @@ final class SealedKeys implements Closeable {
                 missReadAt = read.startedAt;
             }
         }
-        Exception failed = mine ? run(read) : await(read); // a KMS outage leaves the versions read before; a deleted key, none
+        // a KMS outage leaves the versions read before; a deleted key, none
+        Exception failed = mine ? run(read) : await(read);
         synchronized (this) {
             checkOpen();
             Match found = match(header);
@@ -460,8 +462,8 @@ final class SealedKeys implements Closeable {
             read.done.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while waiting for another caller's read of the key '" + keyName
-                    + "' from " + providerPath);
+            throw new InterruptedIOException("interrupted while waiting for another caller's read of the key '"
+                    + keyName + "' from " + providerPath);
         } finally {
             synchronized (this) {
                 waiting--;
@@ -621,10 +623,11 @@ final class SealedKeys implements Closeable {
         byMaterial = fresh;
         int bytes = now.getMaterial().length;
         if (current == null && isZeros(now.getMaterial())) {
-            cannotWrite = "version " + now.getVersionName() + " of the key '" + keyName + "' in " + providerPath + " has"
-                    + " material of zero bytes only, which is no key (what a provider that keeps the arrays it hands out"
-                    + " without saying it is transient, here " + found.provider + ", returns once sealpipe has zeroed them"
-                    + " after a read): read the key through a provider that hands out copies, such as jceks:// or kms://";
+            cannotWrite = "version " + now.getVersionName() + " of the key '" + keyName + "' in " + providerPath
+                    + " has material of zero bytes only, which is no key (what a provider that keeps the arrays it"
+                    + " hands out without saying it is transient, here " + found.provider
+                    + ", returns once sealpipe has zeroed them after a read): read the key through a provider that"
+                    + " hands out copies, such as jceks:// or kms://";
         } else if (current == null || bytes != WRITE_KEY_BYTES) {
             current = null;
             cannotWrite = "version " + now.getVersionName() + " of the key '" + keyName + "' in " + providerPath + " is "

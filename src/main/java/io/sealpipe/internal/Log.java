@@ -27,7 +27,8 @@ public interface Log {
      */
     static Log of(Class<?> owner) {
         // Slf4jLog links against SLF4J: it must not be loaded when SLF4J is absent.
-        return OptionalDependency.SLF4J.isPresent() ? Slf4jLog.of(owner) : new PlatformLog(System.getLogger(owner.getName()));
+        return OptionalDependency.SLF4J.isPresent() ? Slf4jLog.of(owner)
+                : new PlatformLog(System.getLogger(owner.getName()));
     }
 
     /** Logs at INFO, {@code format}'s {@code {}} placeholders replaced by {@code args} in order. */

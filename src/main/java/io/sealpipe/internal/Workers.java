@@ -59,7 +59,10 @@ public final class Workers {
         return POOL.getPoolSize();
     }
 
-    /** The most workers that were ever alive at once in this JVM, for tests (the soak's check of {@link #MAX_THREADS}). */
+    /**
+     * The most workers that were ever alive at once in this JVM, for tests (the soak's check of
+     * {@link #MAX_THREADS}).
+     */
     public static int largestThreads() {
         return POOL.getLargestPoolSize();
     }

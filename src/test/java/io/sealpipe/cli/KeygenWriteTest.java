@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * How keygen writes a key file or a keystore: into a temporary file that is synced before it
  * is published and whose directory is synced after, so a crash leaves the old state or the new
- * one; a key file that another program makes meanwhile is never replaced; and a write that fails (a full disk, here a failure injected by a test hook once the
+ * one; a key file that another program makes meanwhile is never replaced; and a write that fails
+ * (a full disk, here a failure injected by a test hook once the
  * bytes are written) leaves no file behind: no key file, the keystore as it was, no temporary
  * file.
  */

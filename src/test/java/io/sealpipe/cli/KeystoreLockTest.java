@@ -123,7 +123,8 @@ class KeystoreLockTest {
             assertEquals("read", firstSays.readLine(), "the first stops after reading: " + errors("first"));
             second = child("announce-waiting", keygen(keystore, "b"), "second");
             String secondSays = reader(second).readLine(); // "waiting": the first holds the lock
-            assertEquals("waiting", secondSays, "the second keygen waits for the lock the first holds: " + errors("second"));
+            assertEquals("waiting", secondSays,
+                    "the second keygen waits for the lock the first holds: " + errors("second"));
             OutputStream goOn = first.getOutputStream();
             goOn.write('\n');
             goOn.flush();

@@ -83,7 +83,8 @@ class LeftoverTempFileTest {
             Path ofOtherOut = Files.writeString(dir.resolve(".other.sealpipe-" + ended.pid() + ".tmp"), "x");
             Path notOurs = Files.writeString(dir.resolve(".out.sealpipe-12x.tmp"), "x");
 
-            Result r = CliRun.run("encrypt", "--key-file", keyFile.toString(), in.toString(), dir.resolve("out").toString());
+            Result r = CliRun.run("encrypt", "--key-file", keyFile.toString(), in.toString(),
+                    dir.resolve("out").toString());
             assertEquals(0, r.code(), r.err());
             assertFalse(Files.exists(ofEnded), "a leftover of an ended process is removed");
             assertFalse(Files.exists(ofEndedSecond), "a leftover of an ended process is removed");

@@ -77,14 +77,16 @@ class OutAppearsMeanwhileTest {
         assertEquals(0, r.code(), r.err());
         TestHooks.install(null);
         Path back = dir.resolve("back");
-        assertEquals(0, CliRun.run("decrypt", "--key-file", keyFile().toString(), out.toString(), back.toString()).code());
+        assertEquals(0,
+                CliRun.run("decrypt", "--key-file", keyFile().toString(), out.toString(), back.toString()).code());
         assertEquals("the data\n", Files.readString(back));
         assertNoTemporaryFile();
     }
 
     private void assertNoTemporaryFile() throws Exception {
         try (Stream<Path> files = Files.list(dir)) {
-            List<String> temporary = files.map(f -> f.getFileName().toString()).filter(f -> f.endsWith(".tmp")).toList();
+            List<String> temporary = files.map(f -> f.getFileName().toString()).filter(f -> f.endsWith(".tmp"))
+                    .toList();
             assertEquals(List.of(), temporary, "temporary files left behind");
         }
     }

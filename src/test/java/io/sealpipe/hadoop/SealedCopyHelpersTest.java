@@ -139,7 +139,8 @@ class SealedCopyHelpersTest {
     @Test
     void fileUtilCopySealsTheShorterFile() throws IOException {
         Path path = sealedPath("file-util-copy");
-        assertSourceFailure(assertThrows(IOException.class, () -> FileUtil.copy(local, failing, sealed, path, false, conf)));
+        assertSourceFailure(assertThrows(IOException.class,
+                () -> FileUtil.copy(local, failing, sealed, path, false, conf)));
         assertSealedShorterFile(path);
     }
 

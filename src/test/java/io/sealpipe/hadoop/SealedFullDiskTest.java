@@ -22,7 +22,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * written to it. The write fails with the disk's error (Hadoop's local file system reports it as
  * an {@code FSError}, an Error, whose cause is the kernel's "No space left on device"); {@code
  * abort()} after it throws nothing and {@code close()} nothing but that failure (again, or as
- * the cause of "the message was not finished"), and neither hangs; the file left behind is rejected by the sealed file system.
+ * the cause of "the message was not finished"), and neither hangs; the file left behind is
+ * rejected by the sealed file system.
  */
 class SealedFullDiskTest {
 
@@ -60,7 +61,8 @@ class SealedFullDiskTest {
                     // what must happen
                 }
                 if (back != null) {
-                    fail("a sealed file cut short by a full disk was read: " + back.length + " of " + data.length + " bytes");
+                    fail("a sealed file cut short by a full disk was read: " + back.length + " of " + data.length
+                            + " bytes");
                 }
             }
         }

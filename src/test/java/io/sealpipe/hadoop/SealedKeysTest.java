@@ -136,7 +136,8 @@ class SealedKeysTest {
             store.roll(v1); // by another process
             clock.set(firstMiss + MISS_REFRESH);
             opens(keys, header(v1));
-            assertEquals(2, store.versionReads.get() - reads, "a file of a version rolled since, once the interval has passed");
+            assertEquals(2, store.versionReads.get() - reads,
+                    "a file of a version rolled since, once the interval has passed");
             assertEquals(2, store.made.get() - made);
             SealedKeys.NoVersionMatches e = assertThrows(SealedKeys.NoVersionMatches.class,
                     () -> keys.forReading(foreign, new Path("/other/again")));
@@ -172,7 +173,8 @@ class SealedKeysTest {
             }
             IOException creating = assertThrows(IOException.class, () -> keys.forWriting(false));
             assertTrue(creating.getMessage().contains("connection refused"), creating.getMessage());
-            assertTrue(creating.getMessage().contains(SealedFileSystem.KEY_MISS_REFRESH_SECONDS), creating.getMessage());
+            assertTrue(creating.getMessage().contains(SealedFileSystem.KEY_MISS_REFRESH_SECONDS),
+                    creating.getMessage());
             assertEquals(1, store.versionReads.get() - reads, "reads for 20 files and a create within the interval");
 
             store.currentKeyFails = false;
@@ -211,7 +213,8 @@ class SealedKeysTest {
                     release.countDown();
                 }
                 reader.get();
-                assertEquals(1, store.versionReads.get() - reads, stale ? "the periodic read" : "the read for the other key's file");
+                assertEquals(1, store.versionReads.get() - reads,
+                        stale ? "the periodic read" : "the read for the other key's file");
             }
         }
     }
@@ -278,7 +281,8 @@ class SealedKeysTest {
         FakeKeyProvider.Store store = new FakeKeyProvider.Store("data", v0, v1, v2);
         try (SealedKeys keys = keys(store)) {
             assertTrue(writesUnder(keys, v2));
-            assertEquals(3, store.handedOut.size(), "three versions, the current one listed too: " + store.handedOut.size());
+            assertEquals(3, store.handedOut.size(),
+                    "three versions, the current one listed too: " + store.handedOut.size());
             assertAllZero(store.handedOut, "after a read");
             assertArrayEquals(v2, store.material(2), "the store's own copy is the provider's business");
             opens(keys, header(v0));
@@ -313,7 +317,8 @@ class SealedKeysTest {
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         closing.blockNextRead(entered, release);
-        FutureTask<IOException> writer = inThread("writer", () -> assertThrows(IOException.class, () -> keys.forWriting(false)));
+        FutureTask<IOException> writer = inThread("writer",
+                () -> assertThrows(IOException.class, () -> keys.forWriting(false)));
         try {
             entered.await();
             keys.close(); // waits for no read

@@ -150,8 +150,9 @@ public final class Soak {
                 + "\"unavailable\":\"%s\",\"sizes\":\"%s\",\"maxWorkers\":%d,\"processors\":%d,\"cpu\":\"%s\","
                 + "\"java\":\"%s\",\"closeGcmStreams\":%b,\"libsealpipe\":\"%s\",\"libasan\":\"%s\"}%n", seconds,
                 threads, seed, data.engineIds(),
-                SoakStats.json(String.join("; ", data.unavailable)), Arrays.toString(SoakData.SIZES), Workers.MAX_THREADS,
-                Runtime.getRuntime().availableProcessors(), SoakStats.json(cpu()), System.getProperty("java.vm.version"),
+                SoakStats.json(String.join("; ", data.unavailable)), Arrays.toString(SoakData.SIZES),
+                Workers.MAX_THREADS, Runtime.getRuntime().availableProcessors(), SoakStats.json(cpu()),
+                System.getProperty("java.vm.version"),
                 CLOSE_GCM_STREAMS, mapped("libsealpipe"), mapped("libasan"));
         SoakStats stats = new SoakStats();
 
@@ -169,7 +170,8 @@ public final class Soak {
         double ran = (System.nanoTime() - started) / 1e9;
         long heapEnd = usedHeapAfterGc();
         long openAtEnd = data.openCiphers();
-        int peakWorkers = Math.max(Workers.largestThreads(), Math.max(warm.peakWorkerThreads.get(), soak.peakWorkerThreads.get()));
+        int peakWorkers = Math.max(Workers.largestThreads(),
+                Math.max(warm.peakWorkerThreads.get(), soak.peakWorkerThreads.get()));
 
         stats.print(System.out);
         printLeaks(data);
@@ -206,7 +208,8 @@ public final class Soak {
     /** The processor's model name, from /proc/cpuinfo where there is one. */
     private static String cpu() {
         try (Stream<String> lines = Files.lines(Path.of("/proc/cpuinfo"))) {
-            return lines.filter(l -> l.startsWith("model name")).map(l -> l.substring(l.indexOf(':') + 1).trim()).findFirst()
+            return lines.filter(l -> l.startsWith("model name")).map(l -> l.substring(l.indexOf(':') + 1).trim())
+                    .findFirst()
                     .orElse(System.getProperty("os.arch"));
         } catch (IOException e) {
             return System.getProperty("os.arch");
@@ -230,7 +233,8 @@ public final class Soak {
         }
         for (Map.Entry<String, List<CountingEngine.Made>> e : bySite.entrySet()) {
             CountingEngine.Made first = e.getValue().get(0);
-            System.out.printf(Locale.ROOT, "soak-leak {\"count\":%d,\"site\":\"%s\"}%n", e.getValue().size(), e.getKey());
+            System.out.printf(Locale.ROOT, "soak-leak {\"count\":%d,\"site\":\"%s\"}%n", e.getValue().size(),
+                    e.getKey());
             System.out.println("  first made by " + first.getMessage());
             for (StackTraceElement f : first.getStackTrace()) {
                 System.out.println("    at " + f);
@@ -515,7 +519,8 @@ public final class Soak {
         }
 
         private String describe(Kind kind) {
-            return phase + " thread " + id + ", operation " + opNumber + " (" + kind.id + "), seed " + seed + ": " + where;
+            return phase + " thread " + id + ", operation " + opNumber + " (" + kind.id + "), seed " + seed
+                    + ": " + where;
         }
 
         /** The operation mix: mostly reads, positioned reads most of all; writes and closes less often. */
@@ -579,7 +584,8 @@ public final class Soak {
             int source = rng.nextInt(6);
             int maxRead = maxRead(rng);
             where = "GCM stream over " + m + " on " + engine.name() + ", parallelism " + parallelism + ", from "
-                    + new String[] {"a ByteArrayInputStream", "Files.newInputStream", "a FileChannel", "a heap ByteBuffer",
+                    + new String[] {"a ByteArrayInputStream", "Files.newInputStream", "a FileChannel",
+                        "a heap ByteBuffer",
                         "a direct ByteBuffer", "a channel returning at most " + maxRead + " bytes a read"}[source];
             GcmInputStream in = switch (source) {
                 case 0 -> gcm.decrypt(new ByteArrayInputStream(m.gcm));
@@ -605,7 +611,8 @@ public final class Soak {
             int source = rng.nextInt(7);
             int maxRead = maxRead(rng);
             where = "CTR stream over " + m + " on " + engine.name() + ", parallelism " + parallelism + ", from "
-                    + new String[] {"a ByteArrayInputStream", "Files.newInputStream", "a FileChannel", "a heap ByteBuffer",
+                    + new String[] {"a ByteArrayInputStream", "Files.newInputStream", "a FileChannel",
+                        "a heap ByteBuffer",
                         "a direct ByteBuffer", "a PositionedInput (at most " + maxRead + " bytes a read)",
                         "a channel returning at most " + maxRead + " bytes a read"}[source];
             CryptoInputStream in = switch (source) {
@@ -651,7 +658,8 @@ public final class Soak {
                 } else if (choice == 8) {
                     long skipped = in.skip(rng.nextInt(3) == 0 ? rng.nextInt(64) : rng.nextInt(200_000));
                     if (skipped < 0 || pos + skipped > size) {
-                        stats.mismatch(kind, 0, "a skip went from " + pos + " to " + (pos + skipped) + " of " + size + ": "
+                        stats.mismatch(kind, 0, "a skip went from " + pos + " to " + (pos + skipped)
+                                + " of " + size + ": "
                                 + describe(kind));
                         return;
                     }
@@ -807,7 +815,8 @@ public final class Soak {
                         int start = dst.position();
                         yield checkRead(Kind.GCM_POSITIONED, m, pos, dst, start, len, channel.read(dst, pos));
                     }
-                    case 1, 2 -> checkRead(Kind.GCM_POSITIONED, m, pos, buffer, off, len, channel.read(pos, buffer, off, len));
+                    case 1, 2 -> checkRead(Kind.GCM_POSITIONED, m, pos, buffer, off, len,
+                            channel.read(pos, buffer, off, len));
                     case 3 -> {
                         len = (int) Math.min(len, m.size());
                         pos = Math.min(pos, m.size() - len);
@@ -916,7 +925,8 @@ public final class Soak {
         }
 
         /** Writes {@code m}'s first {@code stopAt} bytes with writes of every length. */
-        private <T extends OutputStream & WritableByteChannel> void write(Message m, T out, long stopAt) throws IOException {
+        private <T extends OutputStream & WritableByteChannel> void write(Message m, T out, long stopAt)
+                throws IOException {
             int pos = 0;
             while (pos < stopAt) {
                 int left = (int) (stopAt - pos);
@@ -973,8 +983,8 @@ public final class Soak {
             CtrStreams ctr = ctr(m, engine, parallelism, rng);
             CryptoOutputStream out;
             try {
-                out = toMemory ? ctr.encrypt(memory) : ctr.encrypt(FileChannel.open(writeFile, StandardOpenOption.CREATE,
-                        StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING));
+                out = toMemory ? ctr.encrypt(memory) : ctr.encrypt(FileChannel.open(writeFile,
+                        StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING));
             } finally {
                 ctr.destroy();
             }
@@ -1063,7 +1073,10 @@ public final class Soak {
             };
         }
 
-        /** A heap buffer at an offset into this thread's array, or its direct buffer, with {@code len} bytes of room. */
+        /**
+         * A heap buffer at an offset into this thread's array, or its direct buffer, with {@code len}
+         * bytes of room.
+         */
         private ByteBuffer target(int len) {
             if (rng.nextBoolean()) {
                 direct.clear().limit(len);
@@ -1097,14 +1110,18 @@ public final class Soak {
             return true;
         }
 
-        /** {@link #result} of a read into {@code dst}, which had {@code len} bytes of room from {@code start}, then its bytes. */
+        /**
+         * {@link #result} of a read into {@code dst}, which had {@code len} bytes of room from
+         * {@code start}, then its bytes.
+         */
         private boolean checkRead(Kind kind, Message m, long pos, ByteBuffer dst, int start, int len, int n) {
             if (!result(kind, m, pos, len, n)) {
                 return false;
             }
             if (n > 0) {
                 if (dst.position() != start + n) {
-                    stats.mismatch(kind, 0, "a read returned " + n + " but moved the buffer by " + (dst.position() - start)
+                    stats.mismatch(kind, 0, "a read returned " + n + " but moved the buffer by "
+                            + (dst.position() - start)
                             + ": " + describe(kind));
                     return false;
                 }

@@ -27,7 +27,10 @@ import javax.crypto.spec.SecretKeySpec;
  * GCM ciphertext is sealed by a different engine in turn, and read by all of them.
  */
 final class SoakData {
-    /** Plaintext sizes: empty, one byte, a chunk less and more one byte, past the first MiB (where workers join), 5 MiB. */
+    /**
+     * Plaintext sizes: empty, one byte, a chunk less and more one byte, past the first MiB (where
+     * workers join), 5 MiB.
+     */
     static final int[] SIZES = {0, 1, 16 * 1024 - 1, 16 * 1024 + 1, (1 << 20) + 3, 5 << 20};
 
     /** The engines the soak mixes, where available. */

@@ -193,8 +193,8 @@ final class SoakStats {
         }
         for (Map.Entry<String, Unexpected> e : unexpected.entrySet()) {
             Unexpected u = e.getValue();
-            out.printf(Locale.ROOT, "soak-unexpected {\"count\":%d,\"kind\":\"%s\",\"signature\":\"%s\"}%n", u.count.sum(),
-                    u.kind, json(e.getKey()));
+            out.printf(Locale.ROOT, "soak-unexpected {\"count\":%d,\"kind\":\"%s\",\"signature\":\"%s\"}%n",
+                    u.count.sum(), u.kind, json(e.getKey()));
             out.println("  first in: " + u.where);
             u.trace.lines().forEach(line -> out.println("  " + line));
         }

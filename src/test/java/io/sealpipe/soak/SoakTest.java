@@ -62,7 +62,8 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  */
 @EnabledIfSystemProperty(named = SoakTest.MINUTES, matches = "[0-9]+(\\.[0-9]+)?|true|")
 @DisabledIfSystemProperty(named = "sealpipe.test.rerun", matches = ".+",
-        disabledReason = "a second surefire run (commons-crypto-spark, or the sanitizer's check-jni): the soak runs once")
+        disabledReason = "a second surefire run (commons-crypto-spark, or the sanitizer's check-jni):"
+                + " the soak runs once")
 class SoakTest {
     static final String MINUTES = "sealpipe.soak.minutes";
     /** What the child JVM gets from this one: how the engines load. */
@@ -107,8 +108,8 @@ class SoakTest {
         try (Stream<Path> files = Files.list(dir)) {
             hsErr = files.filter(f -> f.getFileName().toString().startsWith("hs_err")).map(Path::toString).toList();
         }
-        String jvm = String.format(Locale.ROOT, "soak-jvm {\"exit\":%d,\"hsErrFiles\":%d,\"ended\":%b}", child.exitValue(),
-                hsErr.size(), ended);
+        String jvm = String.format(Locale.ROOT, "soak-jvm {\"exit\":%d,\"hsErrFiles\":%d,\"ended\":%b}",
+                child.exitValue(), hsErr.size(), ended);
         System.out.println(jvm);
         Files.writeString(log, jvm + System.lineSeparator(), StandardOpenOption.APPEND);
         try (Stream<Path> files = Files.list(dir)) { // the data: made again from the seed
@@ -126,8 +127,10 @@ class SoakTest {
             // The sanitizer run: the child must have run on the instrumented library, with ASan in.
             Map<String, String> start = fields(lines, "soak-start ");
             String sanitized = Path.of(System.getProperty("sealpipe.native.library")).toRealPath().toString();
-            assertEquals(sanitized, start.get("libsealpipe"), "the soak's JVM must load the instrumented libsealpipe.so");
-            assertTrue(start.get("libasan").contains("libasan"), "the soak's JVM must run with the ASan runtime (LD_PRELOAD)");
+            assertEquals(sanitized, start.get("libsealpipe"),
+                    "the soak's JVM must load the instrumented libsealpipe.so");
+            assertTrue(start.get("libasan").contains("libasan"),
+                    "the soak's JVM must run with the ASan runtime (LD_PRELOAD)");
         }
         Map<String, String> total = fields(lines, "soak-total ");
         List<String> problems = new ArrayList<>();
@@ -160,7 +163,8 @@ class SoakTest {
                 }
             }
         }
-        List<String> found = lines.stream().filter(l -> l.startsWith("soak-unexpected ") || l.startsWith("soak-mismatch "))
+        List<String> found = lines.stream()
+                .filter(l -> l.startsWith("soak-unexpected ") || l.startsWith("soak-mismatch "))
                 .toList();
         assertEquals(List.of(), problems, "the soak (seed " + seed + ") found problems; its output is in " + log
                 + "; first failures:\n" + String.join("\n", found.subList(0, Math.min(found.size(), 20))));
@@ -168,7 +172,8 @@ class SoakTest {
 
     /** Copies the child's output to this JVM's standard output (where the sanitizer script searches) and the log. */
     private static void echo(Process child, Path log, List<String> lines) {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+        try (BufferedReader in =
+                        new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
                 PrintWriter out = new PrintWriter(Files.newBufferedWriter(log, StandardCharsets.UTF_8), true)) {
             for (String line; (line = in.readLine()) != null; ) {
                 System.out.println(line);

@@ -60,7 +60,8 @@ public final class FailingLocalFileSystem extends LocalFileSystem {
         private void failIfAtTheFailure() throws IOException {
             if (position >= FAIL_AFTER) {
                 FAILURES.incrementAndGet();
-                throw new IOException(path + ": reading failed at byte " + position + " (on purpose: a failing source)");
+                throw new IOException(path + ": reading failed at byte " + position
+                        + " (on purpose: a failing source)");
             }
         }
 

@@ -108,7 +108,8 @@ final class FailingSourceFixture implements Closeable {
 
     /** {@code plain} is a shorter prefix of {@code source}, of up to the bytes a failing source gives. */
     static void assertShorterPrefix(byte[] source, byte[] plain, String what) {
-        assertTrue(plain.length > 0 && plain.length <= FailingLocalFileSystem.FAIL_AFTER, what + ": " + plain.length + " bytes");
+        assertTrue(plain.length > 0 && plain.length <= FailingLocalFileSystem.FAIL_AFTER,
+                what + ": " + plain.length + " bytes");
         assertArrayEquals(Arrays.copyOf(source, plain.length), plain, what + ": the source's bytes before its failure");
     }
 

@@ -108,7 +108,8 @@ class FileOutputCommitterFailingTaskTest {
         Recording.Abort first = Recording.ABORTS.get(0);
         assertEquals(1, first.valid().size(), () -> first.call() + ": valid files " + first.valid().keySet());
         Map.Entry<String, byte[]> sealed = first.valid().entrySet().iterator().next();
-        assertTrue(sealed.getKey().matches("_temporary/0/_temporary/attempt_[^/]+_m_000000_0/part-m-00000"), sealed.getKey());
+        assertTrue(sealed.getKey().matches("_temporary/0/_temporary/attempt_[^/]+_m_000000_0/part-m-00000"),
+                sealed.getKey());
         assertShorterOutput(sealed.getValue(), sealed.getKey());
         assertEquals(List.of(), fixture.files("output"), "files left under the output");
     }
@@ -124,10 +125,12 @@ class FileOutputCommitterFailingTaskTest {
             String[] offsetAndLine = line.split("\t", 2);
             assertEquals(offset, Long.parseLong(offsetAndLine[0]), what);
             byte[] expected = (offsetAndLine[1] + "\n").getBytes(StandardCharsets.US_ASCII);
-            assertArrayEquals(expected, java.util.Arrays.copyOfRange(source, (int) offset, (int) offset + expected.length), what);
+            assertArrayEquals(expected,
+                    java.util.Arrays.copyOfRange(source, (int) offset, (int) offset + expected.length), what);
             offset += expected.length;
         }
-        assertTrue(lines.length > 0 && offset <= FailingLocalFileSystem.FAIL_AFTER, what + ": the output of " + offset + " bytes");
+        assertTrue(lines.length > 0 && offset <= FailingLocalFileSystem.FAIL_AFTER,
+                what + ": the output of " + offset + " bytes");
     }
 
     /**

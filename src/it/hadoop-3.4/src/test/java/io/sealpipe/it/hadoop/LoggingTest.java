@@ -63,7 +63,8 @@ class LoggingTest {
                 () -> assertTrue(jarOf(LoggerFactory.class).startsWith("slf4j-api-1.7."),
                         "Hadoop's slf4j-api 1.7, not another version: " + jarOf(LoggerFactory.class)),
                 () -> assertEquals(RELOAD4J_FACTORY, factory, "SLF4J's binding is Hadoop's, reload4j"),
-                () -> assertTrue(lines.stream().anyMatch(l -> l.logger().equals("org.apache.hadoop.util.PerformanceAdvisory")
+                () -> assertTrue(lines.stream().anyMatch(l ->
+                                l.logger().equals("org.apache.hadoop.util.PerformanceAdvisory")
                                 && l.message().equals(Logs.CODEC_USED + SEALPIPE_CODEC + ".")),
                         "Hadoop's line (CryptoCodec naming the codec it made) reached reload4j"),
                 () -> assertTrue(lines.stream().anyMatch(l -> l.logger().equals(ENGINES)

@@ -68,7 +68,8 @@ final class Logs {
                 String location = event.getLoggerName().startsWith("io.sealpipe")
                         ? event.getLocationInformation().getClassName() : null;
                 LINES.add(new Line(event.getLoggerName(), message,
-                        event.getThrowableInformation() == null ? null : event.getThrowableInformation().getThrowable(), caller,
+                        event.getThrowableInformation() == null ? null
+                                : event.getThrowableInformation().getThrowable(), caller,
                         location));
             }
 

@@ -84,7 +84,8 @@ class SparkLoggingTest {
 
         Path dir = Path.of(System.getProperty("sealpipe.it.dir", "target")).resolve("spark-local/logging");
         EncryptionJob.deleteTree(dir);
-        try (JavaSparkContext sc = new JavaSparkContext(EncryptionJob.conf("logging", true, EncryptionJob.SEALPIPE_CIPHER, dir))) {
+        try (JavaSparkContext sc = new JavaSparkContext(
+                EncryptionJob.conf("logging", true, EncryptionJob.SEALPIPE_CIPHER, dir))) {
             assertEquals(10, EncryptionJob.smallShuffle(sc).size(), "the keys of the encrypted shuffle");
         }
 
