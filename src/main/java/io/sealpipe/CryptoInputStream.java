@@ -338,7 +338,12 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
     private PositionedCipher borrowCipher(long position) throws IOException {
         PositionedCipher c = positionedCiphers.poll();
         if (c != null) {
-            params.seek(c.cipher(), position, c.scratch());
+            try {
+                params.seek(c.cipher(), position, c.scratch());
+            } catch (RuntimeException | Error e) {
+                CtrStreams.closeAfterFailure(c.cipher(), e); // not given back: its state is unknown
+                throw e;
+            }
             return c;
         }
         AesKey copy;

@@ -288,8 +288,8 @@ public final class CtrStreams implements Destroyable {
             for (int i = 1; i < parallelism; i++) {
                 helpers.add(new CtrJob.Runner(newCipher(key, 0)));
             }
-        } catch (RuntimeException e) {
-            helpers.forEach(r -> r.cipher.close());
+        } catch (RuntimeException | Error e) {
+            helpers.forEach(r -> closeAfterFailure(r.cipher, e));
             throw e;
         }
         return new CtrJob(this, helpers, parallelism);
@@ -304,7 +304,10 @@ public final class CtrStreams implements Destroyable {
         return key.copy();
     }
 
-    /** A new cipher with {@code key}, positioned at stream position {@code position}. */
+    /**
+     * A new cipher with {@code key}, positioned at stream position {@code position}; if moving
+     * it there fails, it is closed before the failure is thrown.
+     */
     StreamCipher newCipher(AesKey key, long position) {
         StreamCipher cipher;
         try {
@@ -313,8 +316,22 @@ public final class CtrStreams implements Destroyable {
             // The key and IV were validated in build(); an engine failure here is not the caller's.
             throw new IllegalStateException("cannot create AES-CTR on " + engine.name() + ": " + e.getMessage(), e);
         }
-        seek(cipher, position, new byte[16]);
+        try {
+            seek(cipher, position, new byte[16]);
+        } catch (RuntimeException | Error e) {
+            closeAfterFailure(cipher, e);
+            throw e;
+        }
         return cipher;
+    }
+
+    /** Closes {@code cipher} after {@code failure}, to which an error of the close is added as suppressed. */
+    static void closeAfterFailure(StreamCipher cipher, Throwable failure) {
+        try {
+            cipher.close();
+        } catch (RuntimeException | Error e) {
+            failure.addSuppressed(e);
+        }
     }
 
     /**

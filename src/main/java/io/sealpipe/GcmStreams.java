@@ -354,7 +354,7 @@ public final class GcmStreams implements Destroyable {
             for (int i = 0; i < count; i++) {
                 ciphers.add(newCipher(messageKey));
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // an OutOfMemoryError too: close what was made
             ciphers.forEach(AeadCipher::close);
             throw e;
         }

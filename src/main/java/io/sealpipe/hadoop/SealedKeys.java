@@ -613,7 +613,7 @@ final class SealedKeys implements Closeable {
                 keep(version, kept, fresh);
             }
             current = keep(now, kept, fresh);
-        } catch (RuntimeException e) { // a version's streams could not be made: keep nothing
+        } catch (RuntimeException | Error e) { // a version's streams could not be made: keep nothing
             fresh.values().forEach(Version::destroy);
             forget();
             cannotWrite = "the versions of the key '" + keyName + "' could not be kept: " + e;

@@ -136,7 +136,7 @@ public abstract class ParallelJob<R> {
         try {
             executor.execute(helper);
             return true;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // an OutOfMemoryError too: "unable to create native thread"
             requested.decrementAndGet();
             return false;
         }

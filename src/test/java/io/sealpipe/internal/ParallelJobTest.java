@@ -168,6 +168,27 @@ class ParallelJobTest {
         assertEquals(Set.of(Thread.currentThread().getName()), inline.threads);
     }
 
+    /**
+     * An executor that cannot start a thread throws OutOfMemoryError ("unable to create native
+     * thread") from execute: the owner does the work, as for a rejection. Before, the Error came
+     * out of start() with the helper still counted as requested.
+     */
+    @Test
+    void anExecutorThatCannotStartAThreadLeavesTheWorkToTheOwner() throws IOException {
+        TestJob job = new TestJob(4, task -> {
+            throw new OutOfMemoryError("unable to create native thread: possibly out of memory or process/resource"
+                    + " limits reached");
+        });
+        try {
+            job.start(6, 3);
+        } catch (OutOfMemoryError e) { // caught: an OutOfMemoryError reaching JUnit ends the test JVM
+            throw new AssertionError("start() threw the executor's error instead of leaving the work to the owner", e);
+        }
+        job.await(job);
+        assertEquals(6, job.ran.get());
+        assertEquals(Set.of(Thread.currentThread().getName()), job.threads);
+    }
+
     @Test
     void anExecutorThatFailsToTakeATaskIsAskedAgainNextRound() throws IOException {
         AtomicInteger calls = new AtomicInteger();

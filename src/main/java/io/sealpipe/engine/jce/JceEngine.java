@@ -658,7 +658,7 @@ public final class JceEngine implements CryptoEngine {
                 }
                 try {
                     start(verifier, Cipher.ENCRYPT_MODE, nonce, aad);
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | Error e) {
                     wipe(out, outOffset, dataLength); // pass 1 wrote plaintext that is not authenticated
                     throw e;
                 }
