@@ -9,6 +9,7 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ReadableByteChannel;
+import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
@@ -341,7 +342,7 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
             try {
                 params.seek(c.cipher(), position, c.scratch());
             } catch (RuntimeException | Error e) {
-                CtrStreams.closeAfterFailure(c.cipher(), e); // not given back: its state is unknown
+                Closer.closeAfter(e, List.of(c.cipher())); // not given back: its state is unknown
                 throw e;
             }
             return c;
@@ -351,10 +352,18 @@ public final class CryptoInputStream extends InputStream implements ReadableByte
             state.checkOpen();
             copy = key.copy();
         }
+        byte[] scratch = new byte[16]; // before the cipher: nothing is allocated between making it and keeping it
+        StreamCipher cipher;
         try {
-            c = new PositionedCipher(params.newCipher(copy, position), new byte[16]);
+            cipher = params.newCipher(copy, position);
         } finally {
             copy.destroy();
+        }
+        try {
+            c = new PositionedCipher(cipher, scratch);
+        } catch (RuntimeException | Error e) { // an OutOfMemoryError
+            Closer.closeAfter(e, List.of(cipher));
+            throw e;
         }
         if (!state.isOpen()) {
             c.cipher().close();

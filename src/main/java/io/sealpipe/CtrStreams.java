@@ -6,6 +6,7 @@ import io.sealpipe.engine.Engines;
 import io.sealpipe.engine.Operation;
 import io.sealpipe.engine.StreamCipher;
 import io.sealpipe.internal.Checks;
+import io.sealpipe.internal.Closer;
 import io.sealpipe.internal.Workers;
 import io.sealpipe.internal.CtrMath;
 import java.io.InputStream;
@@ -283,16 +284,20 @@ public final class CtrStreams implements Destroyable {
         if (parallelism == 1) {
             return null;
         }
-        List<CtrJob.Runner> helpers = new ArrayList<>();
+        List<StreamCipher> ciphers = new ArrayList<>(parallelism - 1);
         try {
             for (int i = 1; i < parallelism; i++) {
-                helpers.add(new CtrJob.Runner(newCipher(key, 0)));
+                ciphers.add(newCipher(key, 0)); // room for each was made above: add() allocates nothing
             }
-        } catch (RuntimeException | Error e) {
-            helpers.forEach(r -> closeAfterFailure(r.cipher, e));
+            List<CtrJob.Runner> helpers = new ArrayList<>(ciphers.size());
+            for (StreamCipher c : ciphers) {
+                helpers.add(new CtrJob.Runner(c));
+            }
+            return new CtrJob(this, helpers, parallelism);
+        } catch (RuntimeException | Error e) { // an OutOfMemoryError too: no helper cipher is left open
+            Closer.closeAfter(e, ciphers);
             throw e;
         }
-        return new CtrJob(this, helpers, parallelism);
     }
 
     byte[] iv() {
@@ -319,19 +324,10 @@ public final class CtrStreams implements Destroyable {
         try {
             seek(cipher, position, new byte[16]);
         } catch (RuntimeException | Error e) {
-            closeAfterFailure(cipher, e);
+            Closer.closeAfter(e, List.of(cipher));
             throw e;
         }
         return cipher;
-    }
-
-    /** Closes {@code cipher} after {@code failure}, to which an error of the close is added as suppressed. */
-    static void closeAfterFailure(StreamCipher cipher, Throwable failure) {
-        try {
-            cipher.close();
-        } catch (RuntimeException | Error e) {
-            failure.addSuppressed(e);
-        }
     }
 
     /**

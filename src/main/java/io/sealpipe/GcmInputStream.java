@@ -18,6 +18,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ReadableByteChannel;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.crypto.AEADBadTagException;
 
@@ -177,7 +178,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
 
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
-        state.checkOpen();
+        checkOpen();
         Checks.range("b", b, off, len);
         if (len == 0) {
             return 0;
@@ -245,7 +246,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     private int plainToCopy(int len) throws ClosedChannelException {
         if (!state.isOpen()) {
             Arrays.fill(plain, (byte) 0);
-            throw new ClosedChannelException();
+            throw closed(sourceFailure);
         }
         int n = Math.min(len, plainLimit - plainPos);
         if (beforePlainCopy != null) {
@@ -261,7 +262,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
 
     @Override
     public int read(ByteBuffer dst) throws IOException {
-        state.checkOpen();
+        checkOpen();
         if (!dst.hasRemaining()) {
             return 0;
         }
@@ -328,7 +329,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
 
     @Override
     public long skip(long n) throws IOException {
-        state.checkOpen();
+        checkOpen();
         long skipped = 0;
         while (skipped < n) {
             if (plainPos == plainLimit && fillPlain() < 0) {
@@ -345,7 +346,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     /** The authenticated plaintext bytes buffered, which a read returns without blocking. */
     @Override
     public int available() throws IOException {
-        state.checkOpen();
+        checkOpen();
         if (plainPos == plainLimit) {
             state.check();
         }
@@ -376,7 +377,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             } else {
                 closeLock.lock(); // a close() from another thread waits for this call, or came first
                 try {
-                    state.checkOpen();
+                    checkOpen();
                     opened = memory != null
                         ? cipher.openChunks(baseNonce, nextChunk, window(count * SEALED_CHUNK_SIZE),
                                 view(dst, off, count * CHUNK_SIZE))
@@ -404,7 +405,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         int n;
         closeLock.lock(); // as above
         try {
-            state.checkOpen();
+            checkOpen();
             n = memory != null
                     ? cipher.open(nonce, null, window(available), view(dst, off, available - TAG_LENGTH))
                     : cipher.open(nonce, null, sealed, sealedPos, available, dst, off);
@@ -429,7 +430,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     private int openBatch(int count, byte[] dst, int off) throws IOException {
         closeLock.lock();
         try {
-            state.checkOpen();
+            checkOpen();
             job.startOpen(nextChunk, sealed, memory, sealedPos, count, dst, off);
             return finishBatch(count);
         } finally {
@@ -446,7 +447,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
      * another thread (it waits for this batch, whose plaintext is then not returned).
      */
     private int finishBatch(int count) throws IOException {
-        state.checkOpen();
+        checkOpen();
         if (source != null) {
             readAhead(sealedPos + count * SEALED_CHUNK_SIZE); // throws nothing: the round is always awaited
         }
@@ -459,7 +460,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             throw state.fail(t);
         }
         moveToReadAhead(opened);
-        state.checkOpen();
+        checkOpen();
         return opened;
     }
 
@@ -512,7 +513,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         }
         closeLock.lock();
         try {
-            state.checkOpen();
+            checkOpen();
             if (plainAhead == null) {
                 plainAhead = new byte[GcmParallelWriter.BATCH_CHUNKS * CHUNK_SIZE];
             }
@@ -657,11 +658,27 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             if (state.isOpen()) {
                 throw e;
             }
-            // close() from another thread closed the wrapped stream under this read.
-            ClosedChannelException closed = new ClosedChannelException();
-            closed.initCause(e);
-            throw closed;
+            throw closed(e); // close() from another thread closed the wrapped stream under this read
         }
+    }
+
+    /**
+     * Throws {@link ClosedChannelException} once close() has begun, with the wrapped stream's error
+     * that a read-ahead kept as the cause: close() closes the wrapped stream first, which ends a
+     * read blocked in it with an error.
+     */
+    private void checkOpen() throws ClosedChannelException {
+        if (!state.isOpen()) {
+            throw closed(sourceFailure);
+        }
+    }
+
+    private static ClosedChannelException closed(Throwable cause) {
+        ClosedChannelException closed = new ClosedChannelException();
+        if (cause != null) {
+            closed.initCause(cause);
+        }
+        return closed;
     }
 
     /**
@@ -720,7 +737,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         }
         closeLock.lock();
         try {
-            state.checkOpen();
+            checkOpen();
             Cobblestone.MessageKeys keys;
             try {
                 keys = params.derive(inputKey, Arrays.copyOf(header, SALT_LENGTH));
@@ -756,19 +773,29 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         int helpers = params.parallelism() - 1;
         closeLock.lock(); // a close() from another thread sees the job and the buffers it must free
         try {
-            state.checkOpen(); // else close() destroyed messageKey
-            helperCiphers = new ResourcePool<>(params.newCiphers(messageKey, helpers));
+            checkOpen(); // else close() destroyed messageKey
+            // The buffers first, then the ciphers, kept at once: an OutOfMemoryError on the way
+            // leaves no cipher open and the stream as it was (a later read tries again).
+            byte[] bigger = source != null ? new byte[GcmParallelWriter.BATCH_CHUNKS * SEALED_CHUNK_SIZE + 1] : null;
+            byte[] biggerAhead = source != null ? new byte[bigger.length] : null;
+            List<AeadCipher> made = params.newCiphers(messageKey, helpers);
+            try {
+                ResourcePool<AeadCipher> pool = new ResourcePool<>(made);
+                job = new ChunkJob(pool, params.executor(), baseNonce, params.parallelism(), memory);
+                helperCiphers = pool;
+            } catch (RuntimeException | Error e) {
+                Closer.closeAfter(e, made);
+                throw e;
+            }
             messageKey.destroy();
             messageKey = null;
-            job = new ChunkJob(helperCiphers, params.executor(), baseNonce, params.parallelism(), memory);
             if (source != null) {
-                byte[] bigger = new byte[GcmParallelWriter.BATCH_CHUNKS * SEALED_CHUNK_SIZE + 1];
                 int pending = sealedLimit - sealedPos;
                 System.arraycopy(sealed, sealedPos, bigger, 0, pending);
                 sealed = bigger;
                 sealedPos = 0;
                 sealedLimit = pending;
-                ahead = new byte[bigger.length];
+                ahead = biggerAhead;
             }
         } finally {
             closeLock.unlock();

@@ -17,6 +17,7 @@ import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.WritableByteChannel;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * Encrypts what is written to it into one c2sp.org/chunked-encryption message; made by
@@ -182,10 +183,16 @@ public final class GcmOutputStream extends OutputStream implements WritableByteC
         }
         drain();
         int helpers = 2 * (params.parallelism() - 1); // two batches may be sealed at once
-        ResourcePool<AeadCipher> pool = new ResourcePool<>(params.newCiphers(messageKey, helpers));
+        List<AeadCipher> helperCiphers = params.newCiphers(messageKey, helpers);
+        try {
+            parallel = new GcmParallelWriter(sink, cipher, new ResourcePool<>(helperCiphers), params.executor(),
+                    baseNonce, params.parallelism(), nextChunk, plain, plainLength);
+        } catch (RuntimeException | Error e) { // an OutOfMemoryError for its batches: close() would not reach the ciphers
+            Closer.closeAfter(e, helperCiphers);
+            throw e;
+        }
         messageKey.destroy();
         messageKey = null;
-        parallel = new GcmParallelWriter(sink, cipher, pool, params.executor(), baseNonce, params.parallelism(), nextChunk, plain, plainLength);
         Arrays.fill(plain, (byte) 0);
         plainLength = 0;
         return true;

@@ -4,6 +4,7 @@ import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Engines;
+import io.sealpipe.internal.Closer;
 import io.sealpipe.internal.Workers;
 import java.io.IOException;
 import java.io.InputStream;
@@ -355,7 +356,7 @@ public final class GcmStreams implements Destroyable {
                 ciphers.add(newCipher(messageKey));
             }
         } catch (RuntimeException | Error e) { // an OutOfMemoryError too: close what was made
-            ciphers.forEach(AeadCipher::close);
+            Closer.closeAfter(e, ciphers);
             throw e;
         }
         return ciphers;

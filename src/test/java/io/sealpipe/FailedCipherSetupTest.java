@@ -31,7 +31,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * read's new cipher and its pooled one, and a stream that starts inside a block. And a parallel
  * stream whose second helper cipher cannot be made (an OutOfMemoryError) closes the first: CTR
  * and GCM. Before, each case left one cipher open.
- */class FailedCipherSetupTest {
+ */
+class FailedCipherSetupTest {
     private static final byte[] KEY = CtrFixtures.key(32);
     private static final byte[] IV = bytes(3, 16);
     private static final byte[] PLAIN = bytes(4, 100_000);
@@ -194,7 +195,8 @@ import org.junit.jupiter.params.provider.MethodSource;
         CtrStreams ctr = ctr(engine, 0, 3);
         CryptoOutputStream out = ctr.encrypt(new ByteArrayOutputStream());
         engine.failCreateAfter = 1; // the first helper is made, the second fails
-        assertThrows(OutOfMemoryError.class, () -> out.write(new byte[4 << 20])); // a write large enough for the helpers
+        // a write large enough for the helpers
+        assertThrows(OutOfMemoryError.class, () -> out.write(new byte[4 << 20]));
         try {
             out.close();
         } catch (IOException | RuntimeException | Error e) {

@@ -8,6 +8,7 @@ import static io.sealpipe.ReaderRaces.startClose;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -389,6 +390,8 @@ class GcmCloseRaceTest {
         private volatile boolean closed;
         private int pos;
         private Closing closing;
+        /** What a read threw once close() had closed this stream (the first such error). */
+        private IOException thrown;
 
         ClosedWhileReading(byte[] sealed, int closeAt) {
             this.sealed = sealed;
@@ -407,7 +410,11 @@ class GcmCloseRaceTest {
                 closing = startClose(in, in::closeWaits); // close() closed this stream first
             }
             if (closed) {
-                throw new IOException("Stream closed");
+                IOException e = new IOException("Stream closed");
+                if (thrown == null) {
+                    thrown = e;
+                }
+                throw e;
             }
             if (pos == sealed.length) {
                 return -1;
@@ -427,17 +434,20 @@ class GcmCloseRaceTest {
     /**
      * close() on another thread, with {@code closeUnderlying(true)}, closes the wrapped stream
      * while a read waits in it, which then throws: at the header, within the first MiB, and (at
-     * parallelism 2) during the read-ahead of a batch. The read fails as closed, not with the
-     * wrapped stream's error, and returns only authentic plaintext before that. Before, the
-     * read at parallelism 1 threw the wrapped stream's error.
+     * parallelism 2) while a read reads the next batch ahead. The read fails as closed, with the
+     * wrapped stream's error as the cause, not with that error, and returns only authentic
+     * plaintext before that. Before, the read at parallelism 1 threw the wrapped stream's error,
+     * and one during a read-ahead failed as closed with no cause.
      */
     @ParameterizedTest(name = "{0}, parallelism {1}")
     @MethodSource("kindsAndParallelism")
     void closeThatEndsAReadBlockedInTheWrappedStreamFailsItAsClosed(EngineKind kind, int parallelism)
             throws IOException {
         byte[] sealed = sealed(kind, LONG_PLAIN);
-        int pastFirstMiB = (int) GcmSeekableChannel.sealedOffset(GcmInputStream.PARALLEL_AFTER / CHUNK_SIZE + 3);
-        for (int closeAt : new int[] {0, 100_000, pastFirstMiB}) {
+        long firstMiB = GcmInputStream.PARALLEL_AFTER / CHUNK_SIZE; // chunks read alone
+        int pastFirstMiB = (int) GcmSeekableChannel.sealedOffset(firstMiB + 3);
+        int inReadAhead = (int) GcmSeekableChannel.sealedOffset(firstMiB + GcmParallelWriter.BATCH_CHUNKS + 3);
+        for (int closeAt : new int[] {0, 100_000, pastFirstMiB, inReadAhead}) {
             for (Read read : Read.values()) {
                 String where = read + ", closed at ciphertext byte " + closeAt + ", parallelism " + parallelism;
                 HookedEngine engine = new HookedEngine(TestEngines.engine(kind));
@@ -447,9 +457,15 @@ class GcmCloseRaceTest {
                 source.stream.set(in);
                 int pos = 0;
                 while (true) {
-                    byte[] got = readOrClosed(where, () -> read.read(in));
-                    if (got == null) {
+                    byte[] got;
+                    try {
+                        got = read.read(in);
+                    } catch (ClosedChannelException e) {
+                        assertSame(source.thrown, e.getCause(), where + ": the cause is the wrapped stream's error");
                         break;
+                    } catch (IOException | RuntimeException e) {
+                        throw new AssertionError(where + ": a read racing close() threw " + e
+                                + " instead of failing as closed", e);
                     }
                     assertTrue(got.length > 0, where + ": the message ended before close()");
                     assertArrayEquals(Arrays.copyOfRange(LONG_PLAIN, pos, pos + got.length), got, where);

@@ -1,11 +1,8 @@
 package io.sealpipe;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 import io.sealpipe.engine.TestEngines;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.lang.management.ManagementFactory;
+import org.opentest4j.TestAbortedException;
 
 /**
  * What a test needs of the machine (root to mount a file system, memory for a large child JVM).
@@ -17,26 +14,28 @@ public final class MachineRequirement {
 
     /** Skips the calling test, or fails it in CI, if {@code met} is false; {@code unmet} says what is missing. */
     public static void require(boolean met, String unmet) {
-        if (met) {
-            return;
+        if (!met) {
+            throw unmet(unmet);
         }
-        if (TestEngines.inCi()) {
-            throw new AssertionError("CI must run this test, but " + unmet);
-        }
-        assumeTrue(false, unmet);
     }
 
-    /** The machine's memory (MemTotal of /proc/meminfo), in bytes; 0 if it cannot be read. */
-    public static long totalMemory() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
-                if (line.startsWith("MemTotal:")) {
-                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-                }
-            }
-        } catch (IOException | NumberFormatException e) {
-            return 0;
+    /**
+     * What to throw when the machine lacks what the test needs ({@code what}): an abort (the test
+     * is skipped), or in CI an IllegalStateException (the test fails).
+     */
+    public static RuntimeException unmet(String what) {
+        if (TestEngines.inCi()) {
+            return new IllegalStateException("CI must run this test, but " + what);
         }
-        return 0;
+        return new TestAbortedException(what);
+    }
+
+    /**
+     * The memory this JVM sees (the machine's, or its container's limit where one is set), in
+     * bytes.
+     */
+    public static long totalMemory() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getTotalMemorySize();
     }
 }

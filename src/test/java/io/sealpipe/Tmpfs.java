@@ -29,8 +29,7 @@ public final class Tmpfs implements AutoCloseable {
                 dir.toString()));
         if (refused != null) {
             Files.delete(dir);
-            MachineRequirement.require(false,
-                    "mounting a tmpfs was refused (the full-disk tests need root): " + refused);
+            throw MachineRequirement.unmet("mounting a tmpfs was refused (the full-disk tests need root): " + refused);
         }
         return new Tmpfs(dir);
     }

@@ -55,7 +55,7 @@ import org.apache.hadoop.util.functional.FutureIO;
  * sealpipe.fs.parallelism       = 1                          (threads per written file)
  * sealpipe.fs.cache.chunks      = 8                          (decrypted 16 KiB chunks kept per open file)
  * sealpipe.fs.key.refresh.seconds = 600                      (how long key versions are kept)
- * sealpipe.fs.key.miss.refresh.seconds = 5                   (seconds between reads for files no version matches)
+ * sealpipe.fs.key.miss.refresh.seconds = 5                   (at most one read per 5 s for unmatched files)
  * sealpipe.fs.downgrade.syncable.exceptions = false          (true: partial-chunk hflush only flushes)
  * sealpipe.fs.compress         = none                       (snappy: compress new files, see COMPRESS)
  * </pre>

@@ -38,6 +38,21 @@ public final class Closer {
         return this;
     }
 
+    /**
+     * Closes each of {@code resources} after {@code failure} (made, but not yet where a close()
+     * would reach them), adding what a close throws to {@code failure} as suppressed; then
+     * {@code failure} is the caller's to throw.
+     */
+    public static void closeAfter(Throwable failure, Iterable<? extends AutoCloseable> resources) {
+        for (AutoCloseable r : resources) {
+            try {
+                r.close();
+            } catch (Throwable e) { // IOException, unchecked, or an Error: the others are closed all the same
+                failure.addSuppressed(e);
+            }
+        }
+    }
+
     /** Throws the first failure, if any. */
     public void rethrow() throws IOException {
         if (first instanceof IOException io) {

@@ -128,7 +128,8 @@ public abstract class ParallelJob<R> {
 
     /**
      * Hands one helper task to the executor; false if it would not take it (a saturated or
-     * shut-down executor's RejectedExecutionException, or any other failure): no help this time,
+     * shut-down executor's RejectedExecutionException, another unchecked exception, or an
+     * OutOfMemoryError when it cannot start a thread): no help this time,
      * the owner does the work.
      */
     private boolean requestOne() {
@@ -136,7 +137,10 @@ public abstract class ParallelJob<R> {
         try {
             executor.execute(helper);
             return true;
-        } catch (RuntimeException | Error e) { // an OutOfMemoryError too: "unable to create native thread"
+        } catch (RuntimeException | OutOfMemoryError e) {
+            // OutOfMemoryError: "unable to create native thread". (A ThreadPoolExecutor may have
+            // queued the task before its thread failed to start; if a later thread runs it, the
+            // count ends one too low and a round asks for one helper more: harmless.)
             requested.decrementAndGet();
             return false;
         }

@@ -36,10 +36,10 @@ class InterruptCommandTest {
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"decrypt, TERM, 143", "decrypt, INT, 130", "encrypt, TERM, 143", "encrypt, INT, 130"})
     void aSignalRemovesTheTemporaryFile(String command, String signal, int exitCode) throws Exception {
-        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(MidStreamCommand.KEY));
+        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(MidStreamRunFixture.KEY));
         byte[] plain = new byte[200_000];
         new Random(7).nextBytes(plain);
-        byte[] input = MidStreamCommand.input(command, plain);
+        byte[] input = MidStreamRunFixture.input(command, plain);
         Path out = dir.resolve("out.bin");
 
         List<String> args = List.of(command, "--key-file", keyFile.toString(), "-", out.toString());
@@ -49,7 +49,7 @@ class InterruptCommandTest {
         try {
             stdin.write(input, 0, input.length / 2); // and no more: the child waits for the rest
             stdin.flush();
-            Path temp = MidStreamCommand.awaitTemporaryFile(dir, p, errFile);
+            Path temp = MidStreamRunFixture.awaitTemporaryFile(dir, p, errFile);
             assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(temp)),
                     "the temporary file is for the owner only");
 

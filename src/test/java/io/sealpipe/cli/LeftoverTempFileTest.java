@@ -33,10 +33,10 @@ class LeftoverTempFileTest {
     @ParameterizedTest
     @ValueSource(strings = {"encrypt", "decrypt"})
     void aKilledRunLeavesOnlyItsTemporaryFileAndTheNextRunRemovesIt(String command) throws Exception {
-        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(MidStreamCommand.KEY));
+        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(MidStreamRunFixture.KEY));
         byte[] plain = new byte[300_000];
         new Random(11).nextBytes(plain);
-        byte[] input = MidStreamCommand.input(command, plain);
+        byte[] input = MidStreamRunFixture.input(command, plain);
         Path out = dir.resolve("out.bin");
 
         List<String> cli = ChildJvm.command("-cp", System.getProperty("java.class.path"), Main.class.getName(), command,
@@ -47,7 +47,7 @@ class LeftoverTempFileTest {
         try (OutputStream stdin = p.getOutputStream()) {
             stdin.write(input, 0, input.length / 2); // and no more: the child waits for the rest
             stdin.flush();
-            temp = MidStreamCommand.awaitTemporaryFile(dir, p, errFile);
+            temp = MidStreamRunFixture.awaitTemporaryFile(dir, p, errFile);
             assertEquals(".out.bin.sealpipe-" + p.pid() + ".tmp", temp.getFileName().toString(),
                     "the temporary file names OUT and the process writing it");
             p.destroyForcibly(); // SIGKILL: no shutdown hook runs
@@ -69,7 +69,7 @@ class LeftoverTempFileTest {
 
     @Test
     void leftoversOfRunningProcessesAndOfOtherFilesAreKept() throws Exception {
-        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(MidStreamCommand.KEY));
+        Path keyFile = Files.write(dir.resolve("key"), HexFormat.of().parseHex(MidStreamRunFixture.KEY));
         Path in = Files.writeString(dir.resolve("in"), "data\n");
         Process running = new ProcessBuilder("cat").start(); // runs until its input ends
         Process ended = new ProcessBuilder("true").start();

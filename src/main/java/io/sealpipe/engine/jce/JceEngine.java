@@ -656,12 +656,7 @@ public final class JceEngine implements CryptoEngine {
                     other[0] ^= 1;
                     verifier.init(Cipher.ENCRYPT_MODE, key, new GCMParameterSpec(TAG_LENGTH * 8, other));
                 }
-                try {
-                    start(verifier, Cipher.ENCRYPT_MODE, nonce, aad);
-                } catch (RuntimeException | Error e) {
-                    wipe(out, outOffset, dataLength); // pass 1 wrote plaintext that is not authenticated
-                    throw e;
-                }
+                start(verifier, Cipher.ENCRYPT_MODE, nonce, aad);
                 lastVerifierNonce = nonce.clone();
                 ByteBuffer p = plain.duplicate();
                 while (p.remaining() > SLICE) {
@@ -684,6 +679,9 @@ public final class JceEngine implements CryptoEngine {
             } catch (GeneralSecurityException e) {
                 wipe(out, outOffset, dataLength);
                 throw new IllegalStateException(this + ": " + e.getMessage(), e);
+            } catch (RuntimeException | Error e) { // an OutOfMemoryError too
+                wipe(out, outOffset, dataLength); // pass 1 wrote plaintext that is not authenticated
+                throw e;
             }
         }
 

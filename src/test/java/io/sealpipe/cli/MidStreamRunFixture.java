@@ -21,11 +21,11 @@ import java.util.stream.Stream;
  * of writing {@code DIR/out.bin} ({@link InterruptCommandTest}, {@link LeftoverTempFileTest}): the
  * key, the input for each command, and the wait for the child's temporary file.
  */
-final class MidStreamCommand {
+final class MidStreamRunFixture {
     static final String KEY = "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4";
     private static final long SAFETY_NET_NANOS = TimeUnit.SECONDS.toNanos(60);
 
-    private MidStreamCommand() {}
+    private MidStreamRunFixture() {}
 
     /** The input of {@code command} for {@code plain}: itself to encrypt, sealed under {@link #KEY} to decrypt. */
     static byte[] input(String command, byte[] plain) throws IOException {
