@@ -10,8 +10,8 @@ import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.ForwardingAeadCipher;
+import io.sealpipe.engine.ForwardingEngine;
 import io.sealpipe.engine.ForwardingStreamCipher;
-import io.sealpipe.engine.Hmac;
 import io.sealpipe.engine.StreamCipher;
 import io.sealpipe.engine.TestEngines;
 import java.io.ByteArrayOutputStream;
@@ -20,6 +20,7 @@ import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -38,8 +39,7 @@ class FailedCipherSetupTest {
     private static final byte[] PLAIN = bytes(4, 100_000);
 
     /** A real engine whose CTR and GCM ciphers it counts, and which fails on demand. */
-    private static final class FailingEngine implements CryptoEngine {
-        private final CryptoEngine real;
+    private static final class FailingEngine extends ForwardingEngine {
         private final AtomicInteger made = new AtomicInteger();
         private final AtomicInteger closed = new AtomicInteger();
         /** Thrown by the next cipher's update, when set. */
@@ -48,7 +48,7 @@ class FailedCipherSetupTest {
         volatile int failCreateAfter = -1;
 
         FailingEngine(CryptoEngine real) {
-            this.real = real;
+            super(real);
         }
 
         int open() {
@@ -56,17 +56,10 @@ class FailedCipherSetupTest {
         }
 
         @Override
-        public EngineKind kind() {
-            return real.kind();
-        }
-
-        @Override
         public StreamCipher newAesCtr(byte[] key, byte[] iv) throws GeneralSecurityException {
             failIfDue();
-            made.incrementAndGet();
+            Runnable closing = made();
             return new ForwardingStreamCipher(real.newAesCtr(key, iv)) {
-                private boolean done;
-
                 @Override
                 public int update(byte[] in, int inOffset, int length, byte[] out, int outOffset) {
                     Error e = failUpdate;
@@ -79,33 +72,20 @@ class FailedCipherSetupTest {
 
                 @Override
                 public void close() {
-                    if (!done) {
-                        done = true;
-                        closed.incrementAndGet();
-                    }
+                    closing.run();
                     super.close();
                 }
             };
         }
 
         @Override
-        public StreamCipher newAesCfb(byte[] key, byte[] iv, boolean encrypt) throws GeneralSecurityException {
-            return real.newAesCfb(key, iv, encrypt);
-        }
-
-        @Override
         public AeadCipher newAesGcm(byte[] key) throws GeneralSecurityException {
             failIfDue();
-            made.incrementAndGet();
+            Runnable closing = made();
             return new ForwardingAeadCipher(real.newAesGcm(key)) {
-                private boolean done;
-
                 @Override
                 public void close() {
-                    if (!done) {
-                        done = true;
-                        closed.incrementAndGet();
-                    }
+                    closing.run();
                     super.close();
                 }
             };
@@ -120,9 +100,15 @@ class FailedCipherSetupTest {
             }
         }
 
-        @Override
-        public Hmac newHmacSha256(byte[] key) throws GeneralSecurityException {
-            return real.newHmacSha256(key);
+        /** Counts a cipher made; returns what its close() runs, which counts its first close. */
+        private Runnable made() {
+            made.incrementAndGet();
+            AtomicBoolean done = new AtomicBoolean();
+            return () -> {
+                if (done.compareAndSet(false, true)) {
+                    closed.incrementAndGet();
+                }
+            };
         }
     }
 

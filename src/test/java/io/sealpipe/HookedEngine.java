@@ -2,10 +2,9 @@ package io.sealpipe;
 
 import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.engine.CryptoEngine;
-import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.ForwardingAeadCipher;
+import io.sealpipe.engine.ForwardingEngine;
 import io.sealpipe.engine.ForwardingStreamCipher;
-import io.sealpipe.engine.Hmac;
 import io.sealpipe.engine.StreamCipher;
 import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
@@ -24,8 +23,7 @@ import javax.crypto.AEADBadTagException;
  * read's chunk); and counts of the CTR and GCM ciphers made and closed, so a test sees a cipher
  * left unclosed.
  */
-final class HookedEngine implements CryptoEngine {
-    private final CryptoEngine real;
+final class HookedEngine extends ForwardingEngine {
     private final AtomicInteger made = new AtomicInteger();
     private final AtomicInteger closed = new AtomicInteger();
     private volatile Thread hookThread;
@@ -40,7 +38,7 @@ final class HookedEngine implements CryptoEngine {
     }
 
     HookedEngine(CryptoEngine real) {
-        this.real = real;
+        super(real);
     }
 
     /** Runs {@code hook} once, inside the next CTR or GCM cipher creation on {@code thread}. */
@@ -102,11 +100,6 @@ final class HookedEngine implements CryptoEngine {
     }
 
     @Override
-    public EngineKind kind() {
-        return real.kind();
-    }
-
-    @Override
     public StreamCipher newAesCtr(byte[] key, byte[] iv) throws GeneralSecurityException {
         runHook();
         StreamCipher cipher = real.newAesCtr(key, iv);
@@ -115,21 +108,11 @@ final class HookedEngine implements CryptoEngine {
     }
 
     @Override
-    public StreamCipher newAesCfb(byte[] key, byte[] iv, boolean encrypt) throws GeneralSecurityException {
-        return real.newAesCfb(key, iv, encrypt);
-    }
-
-    @Override
     public AeadCipher newAesGcm(byte[] key) throws GeneralSecurityException {
         runHook();
         AeadCipher cipher = real.newAesGcm(key);
         made.incrementAndGet();
         return new CountedAeadCipher(cipher);
-    }
-
-    @Override
-    public Hmac newHmacSha256(byte[] key) throws GeneralSecurityException {
-        return real.newHmacSha256(key);
     }
 
     /** Counts the first close of one cipher. */

@@ -2,11 +2,9 @@ package io.sealpipe.soak;
 
 import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.engine.CryptoEngine;
-import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.ForwardingAeadCipher;
+import io.sealpipe.engine.ForwardingEngine;
 import io.sealpipe.engine.ForwardingStreamCipher;
-import io.sealpipe.engine.Hmac;
-import io.sealpipe.engine.Operation;
 import io.sealpipe.engine.StreamCipher;
 import java.security.GeneralSecurityException;
 import java.util.List;
@@ -21,11 +19,10 @@ import java.util.function.Supplier;
  * soak sees a cipher that a stream or channel never closed (its native context and key schedule
  * left to a Cleaner, or kept for ever). Every call goes straight to the real cipher.
  */
-final class CountingEngine implements CryptoEngine {
+final class CountingEngine extends ForwardingEngine {
     /** What the thread is doing, for the report of a cipher never closed: set by the soak's threads. */
     private static final ThreadLocal<Supplier<String>> CONTEXT = ThreadLocal.withInitial(() -> () -> "");
 
-    private final CryptoEngine real;
     private final LongAdder made = new LongAdder();
     private final LongAdder closed = new LongAdder();
     /** Each cipher not closed yet, with where it was made. */
@@ -44,7 +41,7 @@ final class CountingEngine implements CryptoEngine {
     }
 
     CountingEngine(CryptoEngine real) {
-        this.real = real;
+        super(real);
     }
 
     /** Ciphers made and not closed yet. */
@@ -63,30 +60,10 @@ final class CountingEngine implements CryptoEngine {
     }
 
     @Override
-    public EngineKind kind() {
-        return real.kind();
-    }
-
-    @Override
-    public EngineKind kindFor(Operation op) {
-        return real.kindFor(op);
-    }
-
-    @Override
-    public String name() {
-        return real.name();
-    }
-
-    @Override
     public StreamCipher newAesCtr(byte[] key, byte[] iv) throws GeneralSecurityException {
         StreamCipher cipher = new CountedStreamCipher(real.newAesCtr(key, iv));
         made(cipher);
         return cipher;
-    }
-
-    @Override
-    public StreamCipher newAesCfb(byte[] key, byte[] iv, boolean encrypt) throws GeneralSecurityException {
-        return real.newAesCfb(key, iv, encrypt);
     }
 
     @Override
@@ -99,11 +76,6 @@ final class CountingEngine implements CryptoEngine {
     private void made(Object cipher) {
         made.increment();
         open.put(cipher, new Made(CONTEXT.get().get()));
-    }
-
-    @Override
-    public Hmac newHmacSha256(byte[] key) throws GeneralSecurityException {
-        return real.newHmacSha256(key);
     }
 
     @Override
