@@ -66,6 +66,15 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
                 + " the soak runs once")
 class SoakTest {
     static final String MINUTES = "sealpipe.soak.minutes";
+    /**
+     * G1's retries of an allocation that waits for threads in JNI critical regions before it
+     * throws OutOfMemoryError, on JDKs before 22 (JDK-8192647, gone with JDK 22's region pinning):
+     * JDK 17 tries twice, and 64 threads on 2 cores, most of their time in openssl-jni calls that
+     * pin arrays, got "Java heap space" with the heap under a third full (1 in 10 minutes). 100 is
+     * the setting README ("Using the engines") gives for such loads; {@code
+     * -Dsealpipe.soak.gcLockerRetries=2} runs with the JDK's own.
+     */
+    static final String GC_LOCKER_RETRIES = "sealpipe.soak.gcLockerRetries";
     /** What the child JVM gets from this one: how the engines load. */
     private static final List<String> FORWARDED = List.of("sealpipe.native.library", "sealpipe.openssl.libcrypto",
             "sealpipe.jce.provider", "sealpipe.cpu.aesni", "sealpipe.test.sanitize", "sealpipe.soak.closeGcmStreams");
@@ -84,6 +93,10 @@ class SoakTest {
         // 64 threads may each hold a few MiB at once (a parallel stream's 1 MiB batches, a message
         // written to memory): 2 GiB ran out once under ASan, where everything is slower.
         List<String> command = ChildJvm.command("-Xmx3g", "-XX:ErrorFile=" + dir.resolve("hs_err_pid%p.log"));
+        if (Runtime.version().feature() < 22) {
+            command.addAll(List.of("-XX:+UnlockDiagnosticVMOptions",
+                    "-XX:GCLockerRetryAllocationCount=" + Integer.getInteger(GC_LOCKER_RETRIES, 100)));
+        }
         for (String p : FORWARDED) {
             if (System.getProperty(p) != null) {
                 command.add("-D" + p + "=" + System.getProperty(p));
