@@ -23,14 +23,19 @@
 #define SP_CHUNK_SIZE 16384 /* c2sp.org/chunked-encryption: plaintext bytes per full chunk */
 #define SP_SMALL_CALL 512   /* the most bytes cipherUpdateSmall takes: it copies through the stack */
 
-/* CPU feature bits returned by cpuFeatures(). */
-#define SP_CPU_AESNI      (1 << 0)
-#define SP_CPU_PCLMULQDQ  (1 << 1)
+/*
+ * CPU feature bits returned by cpuFeatures() (cpu.c). The first two mean the same on both
+ * architectures, named for x86: hardware AES and carry-less multiply. On aarch64 they come from
+ * AT_HWCAP: SP_CPU_AESNI is HWCAP_AES and SP_CPU_PCLMULQDQ is HWCAP_PMULL (the ARMv8
+ * Cryptography Extensions); the x86-only bits stay clear there.
+ */
+#define SP_CPU_AESNI      (1 << 0) /* x86: AES-NI; aarch64: AES */
+#define SP_CPU_PCLMULQDQ  (1 << 1) /* x86: PCLMULQDQ; aarch64: PMULL */
 #define SP_CPU_AVX2       (1 << 2)
 #define SP_CPU_VAES       (1 << 3)
 #define SP_CPU_VPCLMULQDQ (1 << 4)
 #define SP_CPU_AVX512     (1 << 5) /* AVX512F, DQ, BW and VL: what HotSpot's AES intrinsics use */
-#define SP_CPU_KNOWN      (1 << 30) /* set when cpuid could be executed at all */
+#define SP_CPU_KNOWN      (1 << 30) /* set when the features could be read (cpuid, AT_HWCAP) */
 
 /* ---- OpenSSL constants (stable across 1.1 and 3.x). ---- */
 #define OSSL_EVP_CTRL_GCM_SET_IVLEN 0x9

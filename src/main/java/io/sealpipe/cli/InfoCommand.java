@@ -16,7 +16,12 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
-/** {@code sealpipe info [--json]}: CPU features, OpenSSL, each engine, and the engine auto chose. */
+/**
+ * {@code sealpipe info [--json]}: CPU features, the platform, OpenSSL, each engine, and the engine
+ * auto chose, with a note where auto's rule was not measured. The JSON keys are a contract: new
+ * ones may be added, none renamed ({@code aesni} and {@code pclmulqdq} keep their x86 names on
+ * aarch64, where they mean ARMv8 AES and PMULL).
+ */
 @Command(name = "info", mixinStandardHelpOptions = true,
         description = "Show CPU features, OpenSSL version and path, each engine's availability, and the engine"
                 + " auto chose for each operation (ctr, gcm-seal, gcm-open, cfb, hmac-sha256) with the reason.")
@@ -51,11 +56,15 @@ final class InfoCommand implements Callable<Integer> {
         Map<String, Object> root = new LinkedHashMap<>();
         root.put("engine", report.chosen().map(k -> k.id()).orElse(null));
         root.put("decision", report.decision());
+        root.put("platform", report.platform().id());
+        root.put("auto_measured", report.autoMeasured());
+        root.put("auto_note", report.autoNote().orElse(null));
         root.put("openssl_version", report.opensslVersion().orElse(null));
         root.put("openssl_path", report.opensslPath().orElse(null));
         root.put("aesni", report.cpu().aesni());
         Map<String, Object> cpu = new LinkedHashMap<>();
-        cpu.put("aesni", report.cpu().aesni());
+        cpu.put("arch", report.cpu().arch());
+        cpu.put("aesni", report.cpu().aesni()); // hardware AES: AES-NI on x86, ARMv8 AES on aarch64
         cpu.put("pclmulqdq", report.cpu().pclmulqdq());
         cpu.put("avx2", report.cpu().avx2());
         cpu.put("vaes", report.cpu().vaes());

@@ -288,7 +288,8 @@ final class SpeedCommand implements Callable<Integer> {
     }
 
     private static String machine(EngineReport report) {
-        return report.opensslVersion().orElse("no OpenSSL") + ", AES-NI " + (report.cpu().aesni() ? "yes" : "no")
+        return report.opensslVersion().orElse("no OpenSSL") + ", " + report.cpu().aesName() + " "
+                + (report.cpu().aesni() ? "yes" : "no")
                 + ", " + Runtime.getRuntime().availableProcessors() + " CPUs, Java " + System.getProperty("java.version");
     }
 

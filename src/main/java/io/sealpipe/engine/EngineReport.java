@@ -19,10 +19,33 @@ import java.util.Optional;
  * @param notChosen for each other engine, why it was not chosen
  * @param operations the engine of each operation, and why
  * @param settings the settings the decision was made with
+ * @param platform where the JVM runs ({@link Platform#current()} for {@link Engines#report()})
  */
 public record EngineReport(CpuFeatures cpu, JavaRuntime jvm, Optional<String> opensslVersion,
         Optional<String> opensslPath, List<EngineStatus> engines, Optional<EngineKind> chosen, String decision,
-        Map<EngineKind, String> notChosen, Map<Operation, OperationChoice> operations, EngineSettings settings) {
+        Map<EngineKind, String> notChosen, Map<Operation, OperationChoice> operations, EngineSettings settings, Platform platform) {
+
+    /**
+     * Whether auto's rule was measured on this platform ({@link EngineSelector#MEASURED_ON}:
+     * {@code linux-x86_64} only). Elsewhere the rule is applied as stated, without a measurement
+     * behind its speed.
+     *
+     * @return true on a platform the rule was measured on
+     */
+    public boolean autoMeasured() {
+        return EngineSelector.measuredOn(platform);
+    }
+
+    /**
+     * What to do where auto's rule was not measured.
+     *
+     * @return e.g. {@code auto's rule is not measured on linux-aarch64: run `sealpipe speed` here
+     *     to compare the engines, and force one with sealpipe.engine / sealpipe.engine.OP}; empty
+     *     where it was measured
+     */
+    public Optional<String> autoNote() {
+        return autoMeasured() ? Optional.empty() : Optional.of(EngineSelector.notMeasuredNote(platform));
+    }
 
     /**
      * The choice for one operation.
@@ -49,12 +72,14 @@ public record EngineReport(CpuFeatures cpu, JavaRuntime jvm, Optional<String> op
     /**
      * A few lines for people, as {@code ./sealpipe info} prints them.
      *
-     * @return the CPU, OpenSSL, each engine's status, the choice and the reasons, one per line
+     * @return the CPU, the platform, OpenSSL, each engine's status, the choice and the reasons (and,
+     *     where auto's rule was not measured, a note saying so), one per line
      */
     public String describe() {
         StringBuilder b = new StringBuilder();
         b.append("CPU:     ").append(cpu).append('\n');
         b.append("Java:    ").append(jvm).append('\n');
+        b.append("Platform: ").append(platform.id()).append('\n');
         b.append("OpenSSL: ").append(opensslVersion.orElse("not loaded"))
                 .append(opensslPath.map(p -> " (" + p + ")").orElse("")).append('\n');
         b.append("Engines:\n");
@@ -65,6 +90,7 @@ public record EngineReport(CpuFeatures cpu, JavaRuntime jvm, Optional<String> op
         b.append("Chosen:  ").append(chosen.map(EngineKind::id).orElse("none")).append(": ").append(decision)
                 .append('\n');
         notChosen.forEach((kind, why) -> b.append("  not ").append(kind.id()).append(": ").append(why).append('\n'));
+        autoNote().ifPresent(note -> b.append("Note:    ").append(note).append('\n'));
         b.append("Operations:\n");
         operations.values().forEach(c -> b.append("  ").append(c.describe()).append('\n'));
         return b.toString();

@@ -5,14 +5,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * The rule that picks an engine, separate from probing so it can be tested with any inputs.
  *
- * <p>{@code auto}: openssl-jni if it loaded and the CPU has AES-NI; else openssl-jna if
- * libcrypto loaded through JNA and the CPU has AES-NI; else jce. A forced engine is used if it
+ * <p>{@code auto}: openssl-jni if it loaded and the CPU has hardware AES; else openssl-jna if
+ * libcrypto loaded through JNA and the CPU has hardware AES; else jce. Hardware AES is AES-NI on
+ * x86-64 and, on aarch64, the AES instructions of the ARMv8 Cryptography Extensions (read from
+ * {@code AT_HWCAP}, with PMULL beside them, which GCM uses): on aarch64 auto takes openssl-jni,
+ * then openssl-jna, then jce exactly as with AES-NI on x86-64. A forced engine is used if it
  * is available and is an error otherwise. With {@code require=openssl}, ending on jce is an
  * error; so is an explicit {@code sealpipe.openssl.libcrypto} that no OpenSSL engine could load
  * (auto falls back to jce only from the default libcrypto search). Never a silent fallback:
@@ -32,10 +36,21 @@ import java.util.regex.Pattern;
  *       even with AVX-512.
  *   <li><b>cfb</b> and <b>hmac-sha256</b>: the base engine.
  * </ul>
+ * The moves to jce are rules for HotSpot's x86 AVX-512 intrinsics: none applies on aarch64 (or
+ * any other architecture), where every operation stays on the base engine unless accp, on the
+ * class path, takes AES-GCM (accp's rule is the same everywhere: when it is on the class path).
  * Properties {@code sealpipe.engine.OP} force an engine for one operation; {@code sealpipe.engine}
  * forces one for all that it supports. Engines that start slowly (jce until C2 has compiled its
  * intrinsics, accp until its library has loaded) get the base engine for their first calls,
  * unless {@value EngineSettings#WARMUP}{@code =false}.
+ *
+ * <p><b>Where the rule is measured:</b> on {@code linux-x86_64} only ({@link #MEASURED_ON}: AMD
+ * EPYC Zen 3 and Zen 4, Intel Xeon Ice Lake; docs/PERFORMANCE.md). It is not measured on
+ * {@code linux-aarch64}: we have no Arm hardware, and the only aarch64 runs are under qemu
+ * emulation, where speed means nothing. There, and on every other {@link Platform}, the rule is
+ * the x86 rule carried over, with no measured speed behind it, and the report says so
+ * ({@link EngineReport#autoNote()}): run {@code sealpipe speed} there to compare the engines, and
+ * force one with {@code sealpipe.engine} or {@code sealpipe.engine.OP}.
  *
  * <p>Plumbing of {@link Engines}, public so that the rule can be read and tested on its own;
  * applications call {@link Engines} and read the outcome in {@link Engines#report()}.
@@ -46,11 +61,31 @@ public final class EngineSelector {
     private static final List<EngineKind> PREFERENCE =
             List.of(EngineKind.OPENSSL_JNI, EngineKind.OPENSSL_JNA, EngineKind.JCE);
 
+    /** The {@link Platform#id()}s auto's rule was measured on (docs/PERFORMANCE.md). */
+    public static final Set<String> MEASURED_ON = Set.of("linux-x86_64");
+
     /**
-     * Applies the rule to probed facts; probes nothing itself.
+     * Whether auto's rule was measured on a platform.
+     *
+     * @param platform a platform
+     * @return true only for the ids in {@link #MEASURED_ON}
+     */
+    public static boolean measuredOn(Platform platform) {
+        return MEASURED_ON.contains(platform.id());
+    }
+
+    /** What {@link EngineReport#autoNote()} says on a platform auto's rule was not measured on. */
+    static String notMeasuredNote(Platform platform) {
+        return "auto's rule is not measured on " + platform.id() + ": run `sealpipe speed` here to compare the engines,"
+                + " and force one with " + EngineSettings.ENGINE + " / " + EngineSettings.ENGINE + ".OP";
+    }
+
+    /**
+     * Applies the rule to probed facts on this JVM's {@link Platform#current() platform}; probes
+     * nothing else.
      *
      * @param settings the forced engine, the OpenSSL requirement and the libcrypto path
-     * @param cpu the CPU's features (auto takes an OpenSSL engine only with AES-NI)
+     * @param cpu the CPU's features (auto takes an OpenSSL engine only with hardware AES)
      * @param statuses each engine's availability; one entry per {@link EngineKind}
      * @param opensslVersion OpenSSL's version string, for the report
      * @param opensslPath the libcrypto file, for the report
@@ -64,7 +99,8 @@ public final class EngineSelector {
     }
 
     /**
-     * Applies the rule to probed facts, including the JVM's; probes nothing itself.
+     * Applies the rule to probed facts, including the JVM's, on this JVM's
+     * {@link Platform#current() platform}; probes nothing else.
      *
      * @param settings the forced engines, the OpenSSL requirement and the libcrypto path
      * @param cpu the CPU's features
@@ -76,6 +112,24 @@ public final class EngineSelector {
      * @return the report, with the engine of each operation
      */
     public static EngineReport select(EngineSettings settings, CpuFeatures cpu, JavaRuntime jvm,
+            List<EngineStatus> statuses, Optional<String> opensslVersion, Optional<String> opensslPath) {
+        return select(settings, cpu, jvm, Platform.current(), statuses, opensslVersion, opensslPath);
+    }
+
+    /**
+     * Applies the rule to probed facts, including the JVM's and the platform's; probes nothing.
+     *
+     * @param settings the forced engines, the OpenSSL requirement and the libcrypto path
+     * @param cpu the CPU's features
+     * @param jvm the JVM's AES intrinsics
+     * @param platform where the JVM runs: decides whether the report says the rule is unmeasured
+     * @param statuses each engine's availability; one entry per {@link EngineKind} (accp may be
+     *     missing: it then counts as unavailable)
+     * @param opensslVersion OpenSSL's version string
+     * @param opensslPath the libcrypto file, for the report
+     * @return the report, with the engine of each operation
+     */
+    public static EngineReport select(EngineSettings settings, CpuFeatures cpu, JavaRuntime jvm, Platform platform,
             List<EngineStatus> statuses, Optional<String> opensslVersion, Optional<String> opensslPath) {
         Map<EngineKind, EngineStatus> byKind = new EnumMap<>(EngineKind.class);
         statuses.forEach(s -> byKind.put(s.kind(), s));
@@ -101,7 +155,8 @@ public final class EngineSelector {
             } else {
                 chosen = forced;
                 decision = "forced by " + EngineSettings.ENGINE + "=" + forced.id()
-                        + (forced.isOpenSsl() && !cpu.aesni() ? " (note: no AES-NI, OpenSSL runs without it)" : "");
+                        + (forced.isOpenSsl() && !cpu.aesni()
+                                ? " (note: no " + cpu.aesName() + ", OpenSSL runs without it)" : "");
             }
         } else {
             for (EngineKind kind : PREFERENCE) {
@@ -111,9 +166,10 @@ public final class EngineSelector {
                 } else if (!status.available()) {
                     notChosen.put(kind, status.reason());
                 } else if (kind.isOpenSsl() && !cpu.aesni()) {
-                    notChosen.put(kind, "no AES-NI on this CPU" + (cpu.aesniSimulatedOff()
-                            ? " (simulated by " + EngineSettings.CPU_AESNI + "=false)" : "")
-                            + ": auto uses OpenSSL only with AES-NI");
+                    notChosen.put(kind, (cpu.known() || cpu.aesniSimulatedOff() ? "no " + cpu.aesName() + " on this CPU"
+                            : cpu.aesName() + " not detected (this CPU's features could not be read)")
+                            + (cpu.aesniSimulatedOff() ? " (simulated by " + EngineSettings.CPU_AESNI + "=false)" : "")
+                            + ": auto uses OpenSSL only with " + cpu.aesName());
                 } else {
                     chosen = kind;
                 }
@@ -121,7 +177,7 @@ public final class EngineSelector {
             if (chosen == null) {
                 decision = "no engine is available";
             } else if (chosen.isOpenSsl()) {
-                decision = "auto: " + byKind.get(chosen).reason() + ", AES-NI present";
+                decision = "auto: " + byKind.get(chosen).reason() + ", " + cpu.aesName() + " present";
             } else if (settings.libcrypto() != null && openSslUnavailable(byKind)) {
                 decision = EngineSettings.LIBCRYPTO + "=" + settings.libcrypto() + " did not load ("
                         + EngineKind.OPENSSL_JNI.id() + ": " + byKind.get(EngineKind.OPENSSL_JNI).reason() + "; "
@@ -149,7 +205,7 @@ public final class EngineSelector {
             operations.put(op, choose(op, settings, cpu, jvm, byKind, chosen, base, decision, opensslVersion));
         }
         return new EngineReport(cpu, jvm, opensslVersion, opensslPath, List.copyOf(statuses), Optional.ofNullable(chosen),
-                decision, notChosen, operations, settings);
+                decision, notChosen, operations, settings, platform);
     }
 
     /** The engine auto would choose for everything, whatever is forced: what an operation falls back to. */
@@ -195,13 +251,15 @@ public final class EngineSelector {
         boolean jce = byKind.get(EngineKind.JCE).available() && chosen.isOpenSsl();
         boolean accp = byKind.get(EngineKind.ACCP).available() && !jvm.checkJni();
         String why;
+        String x86Only = "the moves to jce are rules for HotSpot's x86 AVX-512 intrinsics, not for " + cpu.arch();
         switch (op) {
             case CTR -> {
                 if (jce && jvm.avx512AesCtr(cpu)) {
                     return new OperationChoice(op, Optional.of(EngineKind.JCE), "HotSpot's AVX-512 VAES AES-CTR"
                             + " intrinsic (" + jvm + "); OpenSSL's AES-CTR has no VAES code", until);
                 }
-                why = jvm.avx512AesCtr(cpu) ? "" : "no AVX-512 AES-CTR intrinsic in this JVM on this CPU";
+                why = !Platform.isX86(cpu.arch()) ? x86Only
+                        : jvm.avx512AesCtr(cpu) ? "" : "no AVX-512 AES-CTR intrinsic in this JVM on this CPU";
             }
             case GCM_SEAL, GCM_OPEN -> {
                 if (accp) {
@@ -217,6 +275,7 @@ public final class EngineSelector {
                         + " -Xcheck:jni: the JVM then gives native code copies of arrays, which accp writes back whole,"
                         + " so parallel streams would lose chunks" : "";
                 why = (op == Operation.GCM_OPEN ? "SunJCE buffers whole GCM decryptions"
+                        : !Platform.isX86(cpu.arch()) ? x86Only
                         : !jvm.avx512AesGcm(cpu) ? "no AVX-512 AES-GCM intrinsic in this JVM on this CPU"
                         : !oldOpenSsl ? "OpenSSL 3.1 and later have AVX-512 AES-GCM too" : "") + noAccp;
                 why = why.startsWith("; ") ? why.substring(2) : why;

@@ -21,7 +21,8 @@ import java.util.TreeSet;
  *   <li>{@value #WARMUP}: {@code false} turns off the background warm-up of JCE and loading of
  *       accp; a chosen engine then runs from the first call, cold</li>
  *   <li>{@value #REQUIRE}: {@code openssl} makes "no OpenSSL engine" an error instead of a JCE fallback
- *   <li>{@value #CPU_AESNI}: {@code false} simulates a CPU without AES-NI
+ *   <li>{@value #CPU_AESNI}: {@code false} simulates a CPU without hardware AES (AES-NI on x86,
+ *       the ARMv8 AES instructions on aarch64)
  *   <li>{@value #LIBCRYPTO}: path of the libcrypto to load instead of the default search; if no
  *       OpenSSL engine can load it, auto is an error, not a JCE fallback
  *   <li>{@value #JCE_PROVIDER}: name of the JCE provider to use (default: the JDK's choice)
@@ -29,7 +30,7 @@ import java.util.TreeSet;
  *
  * @param engine the forced engine, or empty for auto
  * @param requireOpenSsl whether a JCE outcome is an error
- * @param aesniDisabled whether AES-NI is treated as absent
+ * @param aesniDisabled whether hardware AES (AES-NI, ARMv8 AES) is treated as absent
  * @param libcrypto the libcrypto path, or null for the default search
  * @param jceProvider the JCE provider name, or null for the default
  * @param operations engines forced for single operations ({@code sealpipe.engine.OP})
@@ -44,7 +45,7 @@ public record EngineSettings(Optional<EngineKind> engine, boolean requireOpenSsl
      *
      * @param engine the forced engine, or empty for auto
      * @param requireOpenSsl whether a JCE outcome is an error
-     * @param aesniDisabled whether AES-NI is treated as absent
+     * @param aesniDisabled whether hardware AES (AES-NI, ARMv8 AES) is treated as absent
      * @param libcrypto the libcrypto path, or null for the default search
      * @param jceProvider the JCE provider name, or null for the default
      */
@@ -58,7 +59,7 @@ public record EngineSettings(Optional<EngineKind> engine, boolean requireOpenSsl
      *
      * @param engine the forced engine, or empty for auto
      * @param requireOpenSsl whether a JCE outcome is an error
-     * @param aesniDisabled whether AES-NI is treated as absent
+     * @param aesniDisabled whether hardware AES (AES-NI, ARMv8 AES) is treated as absent
      * @param libcrypto the libcrypto path, or null for the default search
      * @param jceProvider the JCE provider name, or null for the default
      * @param operations the engine forced for single operations (may be empty)
@@ -74,7 +75,10 @@ public record EngineSettings(Optional<EngineKind> engine, boolean requireOpenSsl
     /** System property that forbids the JCE fallback when set to {@code openssl}. */
     public static final String REQUIRE = "sealpipe.engine.require";
 
-    /** System property that, set to {@code false}, makes sealpipe behave as without AES-NI. */
+    /**
+     * System property that, set to {@code false}, makes sealpipe behave as without hardware AES
+     * (AES-NI, ARMv8 AES).
+     */
     public static final String CPU_AESNI = "sealpipe.cpu.aesni";
 
     /** System property naming the libcrypto file to load instead of the default search. */

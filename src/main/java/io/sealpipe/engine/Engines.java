@@ -37,7 +37,7 @@ public final class Engines {
     private record Inputs(EngineSettings settings, CpuFeatures cpu, JavaRuntime jvm, List<EngineStatus> statuses,
             Optional<String> version, Optional<String> path) {
         EngineReport select() {
-            return EngineSelector.select(settings, cpu, jvm, statuses, version, path);
+            return EngineSelector.select(settings, cpu, jvm, Platform.current(), statuses, version, path);
         }
 
         Inputs with(EngineStatus status) {
@@ -58,8 +58,8 @@ public final class Engines {
             inputs = probe(EngineSettings.fromSystemProperties());
             EngineReport r = inputs.select();
             if (r.chosen().isPresent()) {
-                LOG.info("sealpipe engine {}: {}; {}; operations: {}", r.chosen().get().id(), r.decision(), notChosen(r),
-                        operations(r));
+                LOG.info("sealpipe engine {}: {}; {}; operations: {}{}", r.chosen().get().id(), r.decision(), notChosen(r),
+                        operations(r), r.autoNote().map(note -> "; " + note).orElse(""));
             } else {
                 LOG.warn("sealpipe has no usable engine: {}; {}", r.decision(), notChosen(r));
             }

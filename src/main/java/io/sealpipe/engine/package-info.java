@@ -3,7 +3,8 @@
  * implementations behind the {@link io.sealpipe.engine.CryptoEngine} interface.
  *
  * <p>{@link io.sealpipe.engine.Engines} picks the engine ({@code auto}: OpenSSL through JNI, else
- * OpenSSL through JNA, when the CPU has AES-NI; JCE otherwise), honours the
+ * OpenSSL through JNA, when the CPU has hardware AES (AES-NI on x86-64, ARMv8 AES on aarch64);
+ * JCE otherwise), honours the
  * {@link io.sealpipe.engine.EngineSettings} system properties, and explains its choice in an
  * {@link io.sealpipe.engine.EngineReport}; a configuration that allows no engine is an
  * {@link io.sealpipe.engine.EngineUnavailableException}, never a silent fallback. The

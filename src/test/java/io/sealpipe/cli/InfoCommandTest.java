@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Engines;
+import io.sealpipe.engine.Platform;
 import io.sealpipe.engine.TestEngines;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -67,6 +68,13 @@ class InfoCommandTest {
                     .startsWith("Amazon Corretto Crypto Provider 2.5"), r.out());
         }
         assertEquals(Engines.report().chosen().map(EngineKind::id).orElse(null), report.get("engine").asText());
+        assertEquals(Platform.current().id(), report.get("platform").asText(), r.out());
+        assertEquals(Engines.report().autoMeasured(), report.get("auto_measured").asBoolean(), r.out());
+        assertEquals(Platform.current().arch(), report.get("cpu").get("arch").asText(), r.out());
+        if (TestEngines.inCi()) {
+            assertTrue(report.get("auto_measured").asBoolean(), "CI runs on linux-x86_64, where the rule was measured");
+            assertTrue(report.get("auto_note").isNull(), r.out());
+        }
         JsonNode operations = report.get("operations");
         java.util.List<String> names = new java.util.ArrayList<>();
         operations.fieldNames().forEachRemaining(names::add);
@@ -96,6 +104,28 @@ class InfoCommandTest {
         assertEquals("jce", report.get("engine").asText());
         assertFalse(report.get("aesni").asBoolean());
         assertTrue(report.get("engines").get("openssl-jni").get("not_chosen_because").asText().contains("no AES-NI"));
+    }
+
+    /** os.name and os.arch are what sealpipe reads: a JVM told it runs on macOS on Apple silicon. */
+    @Test
+    void aPlatformWithoutAShippedLibrarySaysSoAndThatAutoIsNotMeasured() throws Exception {
+        Result r = run(List.of("-Dos.name=Mac OS X", "-Dos.arch=aarch64"), "info", "--json");
+        JsonNode report = json(r);
+        assertEquals("macos-aarch64", report.get("platform").asText(), r.out());
+        assertFalse(report.get("auto_measured").asBoolean(), r.out());
+        assertTrue(report.get("auto_note").asText().startsWith("auto's rule is not measured on macos-aarch64: run"
+                + " `sealpipe speed` here"), r.out());
+        JsonNode jni = report.get("engines").get("openssl-jni");
+        assertFalse(jni.get("available").asBoolean(), r.out());
+        assertTrue(jni.get("reason").asText().contains("no libsealpipe is shipped for macos-aarch64 (shipped:"
+                + " linux-x86_64 and linux-aarch64, glibc 2.17 or later)"), r.out());
+        assertEquals("aarch64", report.get("cpu").get("arch").asText(), r.out());
+        assertFalse(report.get("aesni").asBoolean(), "/proc/cpuinfo is Linux's: it says nothing of a Mac: " + r.out());
+        assertEquals("unknown", report.get("cpu").get("source").asText(), r.out());
+
+        Result text = run(List.of("-Dos.name=Mac OS X", "-Dos.arch=aarch64"), "info");
+        assertTrue(text.out().contains("Platform: macos-aarch64\n"), text.out());
+        assertTrue(text.out().contains("Note:    auto's rule is not measured on macos-aarch64"), text.out());
     }
 
     @Test

@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Test;
  */
 class OperationChoiceTest {
     /** Intel Xeon (Sapphire/Emerald Rapids, Ice Lake): AVX-512 with VAES and VPCLMULQDQ. */
-    static final CpuFeatures XEON = new CpuFeatures(true, true, true, true, true, true, "test", false);
+    static final CpuFeatures XEON = new CpuFeatures("x86_64", true, true, true, true, true, true, "test", false);
     /** AMD EPYC Zen 3: VAES and VPCLMULQDQ on 256-bit vectors, no AVX-512. */
-    static final CpuFeatures ZEN3 = new CpuFeatures(true, true, true, true, true, false, "test", false);
+    static final CpuFeatures ZEN3 = new CpuFeatures("x86_64", true, true, true, true, true, false, "test", false);
 
     static final JavaRuntime HOTSPOT_17 = new JavaRuntime(17, "OpenJDK 64-Bit Server VM", OptionalInt.of(3));
     static final JavaRuntime HOTSPOT_17_AVX2 = new JavaRuntime(17, "OpenJDK 64-Bit Server VM", OptionalInt.of(2));

@@ -56,7 +56,10 @@ final class NativeCrypto {
     /** The file libcrypto was loaded from. */
     static native String opensslPath();
 
-    /** CPU_* bits from cpuid; CPU_KNOWN is clear where cpuid is not available. */
+    /**
+     * CPU_* bits from cpuid on x86, or AT_HWCAP on aarch64 (CPU_AESNI: AES, CPU_PCLMULQDQ: PMULL);
+     * CPU_KNOWN is clear on other architectures.
+     */
     static native int cpuFeatures();
 
     /** EVP_CIPHER_CTX_new + EVP_CipherInit_ex(key, iv); iv is null for GCM. */

@@ -1,47 +1,85 @@
 package io.sealpipe.engine.openssl;
 
+import io.sealpipe.engine.EngineSettings;
+import io.sealpipe.engine.Platform;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.Locale;
+import java.util.List;
+import java.util.Optional;
 
 /**
- * Loads libsealpipe.so once: from the path in {@value #LIBRARY_PROPERTY} if set, otherwise
- * extracted from the jar ({@code META-INF/native/<platform>/}) into a private temporary
- * directory, loaded, and deleted (the mapping stays valid after the file is unlinked).
+ * Loads libsealpipe.so once: from the path in {@value #LIBRARY_PROPERTY} if set (whatever the
+ * platform: the user's choice), otherwise extracted from the jar ({@code META-INF/native/<platform>/})
+ * into a private temporary directory, loaded, and deleted (the mapping stays valid after the file
+ * is unlinked).
+ *
+ * <p>A library is shipped for {@link #SHIPPED} only, both built for glibc 2.17 or later. On any
+ * other platform nothing is loaded and the failure says what runs instead. That includes Linux
+ * with musl libc (Alpine): {@link Platform#current()} finds musl in the process's maps before any
+ * load, because handing a glibc library to a musl JVM's {@code System.load} can fail obscurely or
+ * crash the JVM.
  */
 final class NativeLibrary {
     static final String LIBRARY_PROPERTY = "sealpipe.native.library";
     private static final String NAME = "libsealpipe.so";
 
+    /** The platforms the jar holds a libsealpipe for (glibc 2.17 or later). */
+    static final List<String> SHIPPED = List.of("linux-x86_64", "linux-aarch64");
+
     private NativeLibrary() {}
 
-    static String platform() {
-        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
-        String osId = os.startsWith("linux") ? "linux" : os.replaceAll("\\W", "");
-        String archId = switch (arch) {
-            case "amd64", "x86_64" -> "x86-64";
-            case "aarch64", "arm64" -> "aarch64";
-            default -> arch;
-        };
-        return osId + "-" + archId.replace("x86-64", "x86_64");
+    /**
+     * Why no shipped libsealpipe fits a platform, with what runs instead; pure.
+     *
+     * @param platform where the JVM runs
+     * @return the reason, or empty where a library is shipped
+     */
+    static Optional<String> notShipped(Platform platform) {
+        if (SHIPPED.contains(platform.id())) {
+            return Optional.empty();
+        }
+        String glibc = platform.withMusl(false).id();
+        String what = platform.musl() && SHIPPED.contains(glibc)
+                ? "libsealpipe for " + glibc + " is built for glibc; this JVM runs on musl libc (Alpine): no libsealpipe"
+                        + " is shipped for " + platform.id()
+                : "no libsealpipe is shipped for " + platform.id();
+        String libcrypto = platform.os().equals("linux") ? ""
+                : " (name it with -D" + EngineSettings.LIBCRYPTO + "=PATH: the default names are Linux's)";
+        return Optional.of(what + " (shipped: " + String.join(" and ", SHIPPED) + ", glibc 2.17 or later);"
+                + " openssl-jna can take its place where JNA and libcrypto load" + libcrypto + ", otherwise jce runs;"
+                + " for a libsealpipe built from source, set -D" + LIBRARY_PROPERTY + "=PATH");
     }
 
-    /** Loads the library; throws UnsatisfiedLinkError saying what failed and what to do. */
+    /** Loads the library for this JVM; throws UnsatisfiedLinkError saying what failed and what to do. */
     static void load() {
-        String explicit = System.getProperty(LIBRARY_PROPERTY);
+        load(Platform.current(), System.getProperty(LIBRARY_PROPERTY));
+    }
+
+    /**
+     * Loads the library named, or else the jar's for the platform.
+     *
+     * @param platform where the JVM runs: picks the jar's library, and none is loaded where
+     *     {@link #notShipped} has a reason
+     * @param explicit the value of {@value #LIBRARY_PROPERTY}, or null or blank for the jar's
+     * @throws UnsatisfiedLinkError saying what failed and what to do
+     */
+    static void load(Platform platform, String explicit) {
         if (explicit != null && !explicit.isBlank()) {
             System.load(Path.of(explicit).toAbsolutePath().toString());
             return;
         }
-        String resource = "/META-INF/native/" + platform() + "/" + NAME;
+        Optional<String> notShipped = notShipped(platform);
+        if (notShipped.isPresent()) {
+            throw new UnsatisfiedLinkError(notShipped.get());
+        }
+        String resource = "/META-INF/native/" + platform.id() + "/" + NAME;
         try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new UnsatisfiedLinkError("no native library for platform " + platform()
+                throw new UnsatisfiedLinkError("no native library for platform " + platform.id()
                         + " in the jar (" + resource + "); build from source with mvn verify, or set -D"
                         + LIBRARY_PROPERTY + "=/path/to/" + NAME);
             }

@@ -78,18 +78,22 @@ public final class OpenSslJniEngine implements CryptoEngine {
      * @return available with OpenSSL's version and file, or unavailable with the reason
      */
     public static EngineStatus status() {
-        if (Loaded.LIBRARY_FAILURE != null) {
+        return status(Loaded.LIBRARY_FAILURE, Loaded.LIBCRYPTO_FAILURE, Loaded.VERSION, Loaded.PATH);
+    }
+
+    /** The status for the outcome of loading (a failure, or else OpenSSL's version and file); pure. */
+    static EngineStatus status(Throwable libraryFailure, Throwable libcryptoFailure, String version, String path) {
+        if (libraryFailure != null) {
             return EngineStatus.unavailable(EngineKind.OPENSSL_JNI,
-                    "libsealpipe native library did not load: " + Loaded.LIBRARY_FAILURE.getMessage(),
-                    Loaded.LIBRARY_FAILURE);
+                    "libsealpipe native library did not load: " + libraryFailure.getMessage(), libraryFailure);
         }
-        if (Loaded.LIBCRYPTO_FAILURE != null) {
+        if (libcryptoFailure != null) {
             return EngineStatus.unavailable(EngineKind.OPENSSL_JNI,
-                    "libcrypto did not load: " + Loaded.LIBCRYPTO_FAILURE.getMessage()
+                    "libcrypto did not load: " + libcryptoFailure.getMessage()
                             + " (install OpenSSL 3 or 1.1, or set -D" + EngineSettings.LIBCRYPTO + "=PATH)",
-                    Loaded.LIBCRYPTO_FAILURE);
+                    libcryptoFailure);
         }
-        return EngineStatus.available(EngineKind.OPENSSL_JNI, Loaded.VERSION + " via JNI from " + Loaded.PATH);
+        return EngineStatus.available(EngineKind.OPENSSL_JNI, version + " via JNI from " + path);
     }
 
     /**
@@ -130,8 +134,10 @@ public final class OpenSslJniEngine implements CryptoEngine {
     }
 
     /**
-     * CPU feature bits from cpuid in libsealpipe.so (bits: 1 AES-NI, 2 PCLMULQDQ, 4 AVX2, 8 VAES,
-     * 16 VPCLMULQDQ, 32 AVX-512 F+DQ+BW+VL), or empty if the library did not load or cpuid is not available.
+     * CPU feature bits from libsealpipe.so: from cpuid on x86 (bits: 1 AES-NI, 2 PCLMULQDQ, 4 AVX2,
+     * 8 VAES, 16 VPCLMULQDQ, 32 AVX-512 F+DQ+BW+VL), from {@code getauxval(AT_HWCAP)} on aarch64
+     * (1 AES, 2 PMULL: the ARMv8 Cryptography Extensions). Empty if the library did not load or
+     * reads nothing on this architecture.
      *
      * @return the feature bits, or empty
      */
