@@ -2,6 +2,7 @@ package io.sealpipe.cli;
 
 import io.sealpipe.cli.SpeedWorkloads.Mode;
 import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.Platform;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -27,7 +28,10 @@ import java.util.concurrent.TimeUnit;
  * "AES-NI off" is measured in a second JVM: for OpenSSL with AES-NI and its companion bits
  * hidden through {@code OPENSSL_ia32cap=~0x200000200000000:~0x0} (the {@code :~0x0} keeps the
  * second word, SHA-NI and AVX2, which OpenSSL 3 would otherwise clear too), for SunJCE (the jce
- * engine) with HotSpot's AES intrinsics switched off.
+ * engine) with HotSpot's AES intrinsics switched off. On aarch64 the OpenSSL run hides the ARMv8
+ * AES instructions with {@code OPENSSL_armcap=0} (OpenSSL's Arm capability word: no NEON, AES,
+ * PMULL or SHA), and the seeds are named "ARMv8 AES on / off"; on other CPUs OpenSSL's run is
+ * left out, since no mask is known to take its AES off the hardware there.
  */
 final class SpeedSeeds {
     private SpeedSeeds() {}
@@ -37,6 +41,12 @@ final class SpeedSeeds {
 
     /** The OpenSSL capability mask that hides AES-NI (and PCLMULQDQ, AVX for AES) from OpenSSL. */
     static final String OPENSSL_NO_AESNI = "~0x200000200000000:~0x0";
+
+    /** The environment that hides hardware AES from OpenSSL on an architecture, or null if none is known. */
+    static String opensslNoHardwareAes(String arch) {
+        return Platform.isX86(arch) ? "OPENSSL_ia32cap=" + OPENSSL_NO_AESNI
+                : arch.equals(Platform.AARCH64) ? "OPENSSL_armcap=0" : null;
+    }
 
     /** HotSpot flags that take SunJCE's AES (and GHASH) off the hardware. */
     static final List<String> JVM_NO_AES = List.of("-XX:+UnlockDiagnosticVMOptions", "-XX:-UseAES",
@@ -72,20 +82,22 @@ final class SpeedSeeds {
         if (!withAesNiOff) {
             return seeds;
         }
-        if (openssl != null) {
+        String arch = Platform.current().arch();
+        String noHardwareAes = opensslNoHardwareAes(arch);
+        if (openssl != null && noHardwareAes != null) {
+            String aes = Platform.isX86(arch) ? "AES-NI" : "ARMv8 AES";
             Map<Mode, Double> on = onHere(rows, measurer, openssl, Mode.CTR_STREAM, Mode.CTR_STREAM_READ,
                     Mode.SNAPPY_GCM_WRITE, Mode.GCM_SNAPPY_READ);
-            Map<Mode, Double> off = child(timing, openssl, List.of("OPENSSL_ia32cap=" + OPENSSL_NO_AESNI), List.of(),
+            Map<Mode, Double> off = child(timing, openssl, List.of(noHardwareAes), List.of(),
                     Mode.CTR_STREAM, Mode.CTR_STREAM_READ, Mode.SNAPPY_GCM_WRITE, Mode.GCM_SNAPPY_READ);
-            String how = openssl.id() + ", 16 KiB, AES-NI hidden from OpenSSL in a second JVM (OPENSSL_ia32cap="
-                    + OPENSSL_NO_AESNI + ")";
-            seeds.add(new Seed("AES-NI on / off, encryption (CTR stream)", on.get(Mode.CTR_STREAM) / off.get(Mode.CTR_STREAM),
+            String how = openssl.id() + ", 16 KiB, " + aes + " hidden from OpenSSL in a second JVM (" + noHardwareAes + ")";
+            seeds.add(new Seed(aes + " on / off, encryption (CTR stream)", on.get(Mode.CTR_STREAM) / off.get(Mode.CTR_STREAM),
                     5.3, "Intel", how));
-            seeds.add(new Seed("AES-NI on / off, decryption (CTR stream)",
+            seeds.add(new Seed(aes + " on / off, decryption (CTR stream)",
                     on.get(Mode.CTR_STREAM_READ) / off.get(Mode.CTR_STREAM_READ), 19.8, "Intel", how));
-            seeds.add(new Seed("AES-NI on / off, compress+encrypt write (snappy+gcm)",
+            seeds.add(new Seed(aes + " on / off, compress+encrypt write (snappy+gcm)",
                     on.get(Mode.SNAPPY_GCM_WRITE) / off.get(Mode.SNAPPY_GCM_WRITE), 1.5, "Intel", how));
-            seeds.add(new Seed("AES-NI on / off, decrypt+decompress read (gcm+snappy)",
+            seeds.add(new Seed(aes + " on / off, decrypt+decompress read (gcm+snappy)",
                     on.get(Mode.GCM_SNAPPY_READ) / off.get(Mode.GCM_SNAPPY_READ), 3.3, "Intel", how));
         }
         if (engines.contains(EngineKind.JCE)) {

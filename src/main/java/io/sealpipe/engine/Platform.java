@@ -117,7 +117,13 @@ public record Platform(String os, String arch, boolean musl) {
         return isX86(arch);
     }
 
-    static boolean isX86(String arch) {
+    /**
+     * Whether an architecture, as in {@link #arch()}, is x86 (64 or 32 bits).
+     *
+     * @param arch an architecture, e.g. {@code x86_64} or {@code aarch64}
+     * @return true for {@code x86_64}, {@code x86} and {@code i386} to {@code i686}
+     */
+    public static boolean isX86(String arch) {
         return arch.equals(X86_64) || arch.matches("x86|i[3-6]86");
     }
 

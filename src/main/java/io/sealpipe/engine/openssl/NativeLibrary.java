@@ -49,9 +49,15 @@ final class NativeLibrary {
                 : "no libsealpipe is shipped for " + platform.id();
         String libcrypto = platform.os().equals("linux") ? ""
                 : " (name it with -D" + EngineSettings.LIBCRYPTO + "=PATH: the default names are Linux's)";
+        // auto takes OpenSSL only where it has read the CPU's AES instructions: on Linux x86 and aarch64.
+        boolean cpuRead = platform.os().equals("linux") && (platform.isX86() || platform.arch().equals(Platform.AARCH64));
+        String instead = cpuRead
+                ? " openssl-jna can take its place where JNA and libcrypto load" + libcrypto + ", otherwise jce runs;"
+                : " auto runs jce here (it reads the CPU's AES instructions on Linux x86_64 and aarch64 only);"
+                        + " openssl-jna runs where JNA and libcrypto load if forced with -D" + EngineSettings.ENGINE
+                        + "=openssl-jna" + libcrypto + ";";
         return Optional.of(what + " (shipped: " + String.join(" and ", SHIPPED) + ", glibc 2.17 or later);"
-                + " openssl-jna can take its place where JNA and libcrypto load" + libcrypto + ", otherwise jce runs;"
-                + " for a libsealpipe built from source, set -D" + LIBRARY_PROPERTY + "=PATH");
+                + instead + " for a libsealpipe built from source, set -D" + LIBRARY_PROPERTY + "=PATH");
     }
 
     /** Loads the library for this JVM; throws UnsatisfiedLinkError saying what failed and what to do. */
