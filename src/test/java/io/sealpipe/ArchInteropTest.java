@@ -10,6 +10,7 @@ import io.sealpipe.engine.TestEngines;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -31,8 +32,12 @@ import org.junit.jupiter.api.Test;
  * every engine that runs here, and reads every other architecture's files: the CTR bytes must be
  * the bytes this architecture writes for the same key, IV and plaintext (CTR is deterministic),
  * and every GCM message must open, streamed and at random positions, on every engine.
- * {@code -Dsealpipe.test.interop.expect=ARCH} makes the files of ARCH required (the later runs),
- * so that a missing earlier run fails instead of passing with nothing to read.
+ * Each run marks its files with the build's run id ({@code sealpipe.test.interop.run}, the pom
+ * sets the build's timestamp) and reads only the files of the same build, so files an earlier
+ * build left in {@code target} are neither trusted nor held against this one (without a run id,
+ * from an IDE, it reads whatever is there). {@code -Dsealpipe.test.interop.expect=ARCH} makes
+ * this build's files of ARCH required (the later runs), so that a missing earlier run fails
+ * instead of passing with nothing to read.
  */
 class ArchInteropTest {
     private static final Path ROOT = Path.of(System.getProperty("sealpipe.test.interop.dir", "target/arch-interop"));
@@ -43,12 +48,17 @@ class ArchInteropTest {
     private static final byte[] IV = CtrFixtures.HEX.parseHex("fffffffffffffffffffffffffffff000");
     private static final byte[] CONTEXT = "sealpipe arch interop".getBytes(StandardCharsets.UTF_8);
 
+    private static final String RUN = System.getProperty("sealpipe.test.interop.run", "");
+    private static final String RUN_FILE = "run-id.txt";
+
     private static final List<EngineKind> ENGINES =
             List.of(EngineKind.OPENSSL_JNI, EngineKind.OPENSSL_JNA, EngineKind.JCE);
 
     @Test
     void writesAndReadsFilesAcrossArchitectures() throws IOException {
         Path mine = ROOT.resolve(ARCH);
+        Files.createDirectories(mine);
+        Files.deleteIfExists(mine.resolve(RUN_FILE));
         for (EngineKind kind : ENGINES) {
             write(mine.resolve("ctr-" + kind.id() + ".bin"),
                     out -> ctr(kind).encrypt(out));
@@ -62,17 +72,19 @@ class ArchInteropTest {
                     ARCH + ": " + kind.id() + " wrote other CTR bytes than " + ENGINES.get(0).id());
         }
 
+        // Written last: the files are complete once the run id is there.
+        Files.writeString(mine.resolve(RUN_FILE), RUN);
+
         List<String> others = new ArrayList<>();
-        if (Files.isDirectory(ROOT)) {
-            try (Stream<Path> dirs = Files.list(ROOT)) {
-                dirs.filter(Files::isDirectory).map(p -> p.getFileName().toString()).filter(a -> !a.equals(ARCH))
-                        .sorted().forEach(others::add);
-            }
+        try (Stream<Path> dirs = Files.list(ROOT)) {
+            dirs.filter(Files::isDirectory).filter(ArchInteropTest::ofThisRun).map(p -> p.getFileName().toString())
+                    .filter(a -> !a.equals(ARCH)).sorted().forEach(others::add);
         }
         String expect = System.getProperty("sealpipe.test.interop.expect", "");
         if (!expect.isEmpty()) {
-            assertTrue(others.contains(expect), "no files written on " + expect + " in " + ROOT.toAbsolutePath()
-                    + ": the run on " + expect + " must come first (mvn verify -Paarch64 runs them in order)");
+            assertTrue(others.contains(expect), "no files written on " + expect + " by this build (run " + RUN + ") in "
+                    + ROOT.toAbsolutePath() + ": the run on " + expect + " must come first (mvn verify -Paarch64 runs"
+                    + " them in order)");
         }
         for (String other : others) {
             readOtherArchitecture(ROOT.resolve(other), other, expectedCtr);
@@ -112,6 +124,16 @@ class ArchInteropTest {
                             ctrIn.readAllBytes(), "seek and read on " + ctrFile + " by " + reader.id());
                 }
             }
+        }
+    }
+
+    /** Whether a directory holds the complete files of this build's run (any complete files, without a run id). */
+    private static boolean ofThisRun(Path dir) {
+        try {
+            Path runFile = dir.resolve(RUN_FILE);
+            return Files.exists(runFile) && (RUN.isEmpty() || Files.readString(runFile).equals(RUN));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

@@ -42,15 +42,20 @@ public final class TestEngines {
      */
     public static CryptoEngine engine(EngineKind kind) {
         EngineStatus status = Engines.report().status(kind);
-        if (inCi() && !absentOnPurpose(kind)) {
+        if (required(kind)) {
             assertTrue(status.available(), kind.id() + " must load in CI: " + status.reason());
         }
         assumeTrue(status.available(), kind.id() + " unavailable here: " + status.reason());
         return Engines.get(kind);
     }
 
-    private static boolean absentOnPurpose(EngineKind kind) {
-        return Arrays.asList(System.getProperty("sealpipe.test.absentEngines", "").split(",")).contains(kind.id());
+    /**
+     * Whether this run must have the engine: in CI, every engine but those the run leaves out
+     * on purpose ({@code sealpipe.test.absentEngines}).
+     */
+    public static boolean required(EngineKind kind) {
+        return inCi() && !Arrays.asList(System.getProperty("sealpipe.test.absentEngines", "").split(","))
+                .contains(kind.id());
     }
 
     /**

@@ -33,6 +33,11 @@ class Aarch64RunTest {
             assertEquals(EngineKind.OPENSSL_JNI, report.operation(op).engine().orElseThrow(), op + ": "
                     + report.operation(op).reason());
         }
+        for (EngineKind kind : new EngineKind[] {EngineKind.OPENSSL_JNA, EngineKind.JCE}) {
+            assertTrue(report.status(kind).available(), kind.id() + ": " + report.status(kind).reason());
+        }
+        assertTrue(report.opensslPath().orElseThrow().contains("/aarch64-linux-gnu/"),
+                "the arm64 libcrypto: " + report.opensslPath());
         assertFalse(report.autoMeasured(), "auto's rule is not measured on aarch64");
         assertTrue(report.autoNote().orElseThrow().contains("not measured on linux-aarch64"), report.autoNote().get());
     }
