@@ -41,6 +41,9 @@ public record Platform(String os, String arch, boolean musl) {
     /**
      * A platform as named; {@link #of} names it from the JVM's properties.
      *
+     * @param os the operating system, as in {@link #os()}
+     * @param arch the CPU architecture, as in {@link #arch()}
+     * @param musl whether the C library is musl
      * @throws NullPointerException if os or arch is null
      */
     public Platform {
