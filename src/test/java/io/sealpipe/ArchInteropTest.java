@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Operation;
+import io.sealpipe.engine.Platform;
 import io.sealpipe.engine.TestEngines;
 import java.io.IOException;
 import java.io.InputStream;
@@ -20,7 +21,6 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.Random;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
  */
 class ArchInteropTest {
     private static final Path ROOT = Path.of(System.getProperty("sealpipe.test.interop.dir", "target/arch-interop"));
-    private static final String ARCH = arch();
+    private static final String ARCH = Platform.current().arch();
     /** 1 MiB and a little: several GCM chunks and a last short one, CTR counters past 2^16 blocks. */
     private static final byte[] PLAINTEXT = CtrFixtures.bytes(30, (1 << 20) + 4097);
     private static final byte[] KEY = CtrFixtures.key(32);
@@ -174,12 +174,4 @@ class ArchInteropTest {
         Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
     }
 
-    private static String arch() {
-        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
-        return switch (arch) {
-            case "amd64", "x86_64" -> "x86_64";
-            case "arm64", "aarch64" -> "aarch64";
-            default -> arch;
-        };
-    }
 }
