@@ -1,9 +1,9 @@
-import io.sealpipe.CtrStreams;
-import io.sealpipe.GcmStreams;
-import io.sealpipe.SnappyStreams;
+import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.EngineUnavailableException;
 import io.sealpipe.engine.Engines;
+import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.snappy.SnappyStreams;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;

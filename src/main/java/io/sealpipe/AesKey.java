@@ -1,5 +1,8 @@
 package io.sealpipe;
 
+import io.sealpipe.ctr.CtrStreams;
+import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.internal.KeyAccess;
 import java.util.Arrays;
 import javax.security.auth.Destroyable;
 
@@ -22,6 +25,21 @@ import javax.security.auth.Destroyable;
 public final class AesKey implements Destroyable {
     private final byte[] bytes;          // read and zeroed only under this object's lock
     private volatile boolean destroyed;  // set under the lock, with the zeroing
+
+    static {
+        // The format packages reach the bytes through io.sealpipe.internal, never through a public method here.
+        KeyAccess.register(new KeyAccess.Lender() {
+            @Override
+            public <R, E extends Exception> R withBytes(AesKey key, KeyAccess.Use<R, E> use) throws E {
+                return key.withBytes(use);
+            }
+
+            @Override
+            public AesKey copy(AesKey key) {
+                return key.copy();
+            }
+        });
+    }
 
     private AesKey(byte[] bytes) {
         this.bytes = bytes;
@@ -54,12 +72,6 @@ public final class AesKey implements Destroyable {
         return bytes.length;
     }
 
-    /** What the library does with the key bytes, through {@link #withBytes}. */
-    @FunctionalInterface
-    interface Use<R, E extends Exception> {
-        R apply(byte[] key) throws E;
-    }
-
     /**
      * Runs {@code use} on a private copy of the key, taken whole under the lock that
      * {@link #destroy()} takes, and zeroed when {@code use} returns. So another thread's
@@ -69,7 +81,7 @@ public final class AesKey implements Destroyable {
      *
      * @throws IllegalStateException if the key was destroyed
      */
-    <R, E extends Exception> R withBytes(Use<R, E> use) throws E {
+    private <R, E extends Exception> R withBytes(KeyAccess.Use<R, E> use) throws E {
         byte[] copy = copyBytes();
         try {
             return use.apply(copy);
@@ -83,7 +95,7 @@ public final class AesKey implements Destroyable {
      *
      * @throws IllegalStateException if the key was destroyed
      */
-    AesKey copy() {
+    private AesKey copy() {
         return new AesKey(copyBytes());
     }
 

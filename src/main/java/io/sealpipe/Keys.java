@@ -1,5 +1,8 @@
 package io.sealpipe;
 
+import io.sealpipe.ctr.CtrStreams;
+import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.internal.KeyAccess;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -114,7 +117,7 @@ public final class Keys {
         } catch (UnrecoverableKeyException e) {
             throw new UnrecoverableKeyException("the password does not open the keystore entry '" + alias + "'");
         }
-        if (!(key instanceof SecretKey secret) || !isAes(key.getAlgorithm())) {
+        if (!(key instanceof SecretKey secret) || !KeyAccess.isAes(key.getAlgorithm())) {
             throw new KeyStoreException("the keystore entry '" + alias + "' holds a " + key.getAlgorithm()
                     + " key, not an AES key");
         }
@@ -128,29 +131,5 @@ public final class Keys {
                     + " bytes; sealpipe uses 16 or 32");
         }
         return secret;
-    }
-
-    /** "AES", or a transformation on AES ("AES/CTR/NoPadding", as Hadoop's key providers store). */
-    private static boolean isAes(String algorithm) {
-        String a = algorithm == null ? "" : algorithm.toUpperCase(Locale.ROOT);
-        return a.equals("AES") || a.startsWith("AES/");
-    }
-
-    /**
-     * The raw bytes of an AES {@link SecretKey}, checked, in a new array the caller wipes.
-     *
-     * @throws IllegalArgumentException if the key is not a raw AES key
-     */
-    static byte[] rawAes(SecretKey key) {
-        Objects.requireNonNull(key, "key");
-        if (!isAes(key.getAlgorithm()) || !"RAW".equalsIgnoreCase(key.getFormat())) {
-            throw new IllegalArgumentException("the key must be an AES key in RAW format, not " + key.getAlgorithm() + "/"
-                    + key.getFormat());
-        }
-        byte[] bytes = key.getEncoded();
-        if (bytes == null) {
-            throw new IllegalArgumentException("the key gives no bytes (a key kept in a hardware token cannot be used)");
-        }
-        return bytes;
     }
 }

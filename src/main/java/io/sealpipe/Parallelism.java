@@ -58,12 +58,4 @@ public final class Parallelism {
         }
         throw new IllegalArgumentException(PROPERTY + "=" + value + " is not understood: use auto or a number 1.." + MAX);
     }
-
-    /** Returns {@code parallelism} if it is 1..{@link #MAX}. */
-    static int check(int parallelism) {
-        if (parallelism < 1 || parallelism > MAX) {
-            throw new IllegalArgumentException("parallelism must be 1.." + MAX + ", not " + parallelism);
-        }
-        return parallelism;
-    }
 }

@@ -1,5 +1,8 @@
 package io.sealpipe;
 
+import io.sealpipe.ctr.CtrStreams;
+import io.sealpipe.gcm.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.IOException;
 
 /**

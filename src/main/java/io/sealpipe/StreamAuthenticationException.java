@@ -16,12 +16,25 @@ public final class StreamAuthenticationException extends IOException {
     /** The index of the chunk that failed, or -1 for the header or the message length. */
     private final long chunk;
 
-    StreamAuthenticationException(String message, long chunk) {
+    /**
+     * A failed check, thrown by the readers of authenticated streams.
+     *
+     * @param message what failed and what to do about it
+     * @param chunk the index of the chunk that failed, or -1 for the header or the message length
+     */
+    public StreamAuthenticationException(String message, long chunk) {
         super(message);
         this.chunk = chunk;
     }
 
-    StreamAuthenticationException(String message, long chunk, Throwable cause) {
+    /**
+     * A failed check with its cause.
+     *
+     * @param message what failed and what to do about it
+     * @param chunk the index of the chunk that failed, or -1 for the header or the message length
+     * @param cause what the check threw, such as an engine's {@code AEADBadTagException}
+     */
+    public StreamAuthenticationException(String message, long chunk, Throwable cause) {
         super(message, cause);
         this.chunk = chunk;
     }
@@ -47,8 +60,12 @@ public final class StreamAuthenticationException extends IOException {
         return new StreamAuthenticationException(where + ": " + getMessage(), chunk, this);
     }
 
-    /** The same failure again, for a later call on a stream that already failed. */
-    StreamAuthenticationException again() {
+    /**
+     * The same failure again, for a later call on a stream that already failed.
+     *
+     * @return a new exception with the same message and {@link #chunk()}, and this one as its cause
+     */
+    public StreamAuthenticationException again() {
         return new StreamAuthenticationException(getMessage(), chunk, this);
     }
 }

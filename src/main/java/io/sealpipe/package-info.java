@@ -1,17 +1,21 @@
 /**
- * sealpipe's stream API. {@link io.sealpipe.GcmStreams} makes authenticated AES-GCM streams in
- * the c2sp.org/chunked-encryption format (streaming and random access); {@link
- * io.sealpipe.CtrStreams} makes Hadoop-compatible AES-CTR {@link io.sealpipe.CryptoOutputStream}s
- * and {@link io.sealpipe.CryptoInputStream}s (seekable, positioned reads; confidentiality only,
- * no integrity); {@link io.sealpipe.SnappyStreams} compresses in the Snappy framing format before
- * either encrypts. All run on the engine that {@link io.sealpipe.engine.Engines} selects and can
- * share one stream's work among threads ({@link io.sealpipe.Parallelism}; by default they use
- * the caller's thread only); {@link io.sealpipe.AesKey} holds keys.
+ * What sealpipe's formats share: keys ({@link io.sealpipe.AesKey}, read from key stores by
+ * {@link io.sealpipe.Keys}), the threads a stream may use ({@link io.sealpipe.Parallelism}; by
+ * default the caller's only), sources read at positions ({@link io.sealpipe.PositionedInput}),
+ * sinks that can be abandoned ({@link io.sealpipe.Abortable}), and the failure of an
+ * authenticated stream ({@link io.sealpipe.StreamAuthenticationException}, which names the
+ * chunk).
+ *
+ * <p>One package per format: {@link io.sealpipe.gcm} (authenticated AES-GCM streams in the
+ * c2sp.org/chunked-encryption format, streaming and random access), {@link io.sealpipe.ctr}
+ * (Hadoop-compatible AES-CTR streams: seekable, positioned reads, confidentiality only) and
+ * {@link io.sealpipe.snappy} (Snappy compression before either). All run on the engine that
+ * {@link io.sealpipe.engine.Engines} selects. {@link io.sealpipe.hadoop} has the sealed Hadoop
+ * {@code FileSystem} and codec; {@link io.sealpipe.internal} is not an API.
  *
  * <p>The factories ({@code GcmStreams}, {@code CtrStreams}, {@code SnappyStreams}) are immutable
  * and thread-safe, built once and validated in {@code build()}; the streams they make are for one
  * thread at a time, except the positioned reads. Failures reach the caller as {@code IOException}s
- * at the stream boundary; a failed authentication is a {@link
- * io.sealpipe.StreamAuthenticationException} that names the chunk.
+ * at the stream boundary.
  */
 package io.sealpipe;

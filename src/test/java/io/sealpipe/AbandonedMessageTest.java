@@ -1,13 +1,20 @@
 package io.sealpipe;
 
-import io.sealpipe.internal.SnappyFraming;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sealpipe.ctr.CryptoOutputStream;
+import io.sealpipe.ctr.CtrStreams;
+import io.sealpipe.gcm.GcmOutputStream;
+import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.internal.SnappyFraming;
 import io.sealpipe.internal.TextLikeData;
+import io.sealpipe.snappy.FramedSnappyOutputStream;
+import io.sealpipe.snappy.SnappyInternals;
+import io.sealpipe.snappy.SnappyStreams;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.FilterOutputStream;
@@ -16,9 +23,9 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * A writer whose data stops short must never leave a message that a reader accepts: {@code
@@ -146,14 +153,14 @@ class AbandonedMessageTest {
             GcmStreams gcm = gcm(1);
             ClosingSink sink = new ClosingSink();
             AtomicInteger frames = new AtomicInteger();
-            FramedSnappyOutputStream.FrameEncoder failing = (in, off, len, frame, crc) -> {
+            SnappyInternals.FrameEncoder failing = (in, off, len, frame, crc) -> {
                 if (frames.incrementAndGet() == 20) {
                     throw sneaky(failure);
                 }
                 return SnappyFraming.encodeFrame(in, off, len, frame, crc);
             };
             SnappyStreams snappy = SnappyStreams.builder().parallelism(parallelism).build();
-            FramedSnappyOutputStream out = new FramedSnappyOutputStream(gcm.encrypt(sink), snappy, failing);
+            FramedSnappyOutputStream out = SnappyInternals.compress(gcm.encrypt(sink), snappy, failing);
             Throwable thrown = assertThrows(Throwable.class, () -> {
                 try (out) {
                     for (int off = 0; off < PLAIN.length; off += 10_000) {

@@ -4,10 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sealpipe.ctr.CryptoInputStream;
+import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Operation;
 import io.sealpipe.engine.Platform;
 import io.sealpipe.engine.TestEngines;
+import io.sealpipe.gcm.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -1,5 +1,6 @@
 package io.sealpipe;
 
+import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.TestEngines;
 import java.io.ByteArrayOutputStream;
@@ -28,14 +29,14 @@ import javax.crypto.spec.SecretKeySpec;
  * {@code CtrMath} or any engine), an in-memory {@link SeekableByteChannel}, and streams that fail
  * on request.
  */
-final class CtrFixtures {
+public final class CtrFixtures {
     private CtrFixtures() {}
 
-    static final HexFormat HEX = HexFormat.of();
-    static final BigInteger TWO_128 = BigInteger.ONE.shiftLeft(128);
+    public static final HexFormat HEX = HexFormat.of();
+    public static final BigInteger TWO_128 = BigInteger.ONE.shiftLeft(128);
 
     /** IVs by name: a plain one and three whose counter carries early in the stream. */
-    static Map<String, byte[]> ivs() {
+    public static Map<String, byte[]> ivs() {
         Map<String, byte[]> ivs = new LinkedHashMap<>();
         ivs.put("random", HEX.parseHex("0f1e2d3c4b5a69788796a5b4c3d2e1f0"));
         // Wraps through 2^128 to 00..00 after the first block.
@@ -47,23 +48,23 @@ final class CtrFixtures {
         return ivs;
     }
 
-    static byte[] bytes(long seed, int n) {
+    public static byte[] bytes(long seed, int n) {
         byte[] b = new byte[n];
         new Random(seed).nextBytes(b);
         return b;
     }
 
-    static byte[] bytes(Random random, int n) {
+    public static byte[] bytes(Random random, int n) {
         byte[] b = new byte[n];
         random.nextBytes(b);
         return b;
     }
 
-    static byte[] key(int length) {
+    public static byte[] key(int length) {
         return bytes(0x5EA1L + length, length);
     }
 
-    static CtrStreams.Builder builder(EngineKind kind, byte[] key, byte[] iv) {
+    public static CtrStreams.Builder builder(EngineKind kind, byte[] key, byte[] iv) {
         return CtrStreams.builder().engine(TestEngines.engine(kind)).key(key).iv(iv);
     }
 
@@ -71,7 +72,7 @@ final class CtrFixtures {
      * The reference: the byte at stream position p is {@code data[i] ^ AES(key, IV + p / 16)[p % 16]}
      * where p = streamOffset + i and the addition is modulo 2^128.
      */
-    static byte[] referenceCtr(byte[] key, byte[] iv, long streamOffset, byte[] data) {
+    public static byte[] referenceCtr(byte[] key, byte[] iv, long streamOffset, byte[] data) {
         try {
             Cipher ecb = Cipher.getInstance("AES/ECB/NoPadding");
             ecb.init(Cipher.ENCRYPT_MODE, new SecretKeySpec(key, "AES"));
@@ -94,7 +95,7 @@ final class CtrFixtures {
     }
 
     /** IV + blocks mod 2^128 as 16 big-endian bytes, by BigInteger. */
-    static byte[] counter(BigInteger iv, long blocks) {
+    public static byte[] counter(BigInteger iv, long blocks) {
         BigInteger sum = iv.add(BigInteger.valueOf(blocks)).mod(TWO_128);
         byte[] raw = sum.toByteArray();
         byte[] block = new byte[16];
@@ -103,7 +104,7 @@ final class CtrFixtures {
         return block;
     }
 
-    static String describeMismatch(byte[] expected, byte[] actual) {
+    public static String describeMismatch(byte[] expected, byte[] actual) {
         int i = Arrays.mismatch(expected, actual);
         if (i < 0) {
             return "equal";
@@ -112,13 +113,13 @@ final class CtrFixtures {
     }
 
     /** Adds a failure message unless the arrays are equal. */
-    static void check(List<String> failures, String where, byte[] expected, byte[] actual) {
+    public static void check(List<String> failures, String where, byte[] expected, byte[] actual) {
         if (!Arrays.equals(expected, actual)) {
             failures.add(where + ": " + describeMismatch(expected, actual));
         }
     }
 
-    static String report(List<String> failures) {
+    public static String report(List<String> failures) {
         int shown = Math.min(failures.size(), 40);
         return failures.size() + " failure(s):\n  " + String.join("\n  ", failures.subList(0, shown))
                 + (shown < failures.size() ? "\n  ..." : "");
@@ -128,19 +129,19 @@ final class CtrFixtures {
      * A growable in-memory {@link SeekableByteChannel}; reads past the end return -1, writes past
      * the end zero-fill the gap. Synchronized, so it may be shared by threads.
      */
-    static final class MemoryChannel implements SeekableByteChannel {
+    public static final class MemoryChannel implements SeekableByteChannel {
         private byte[] data;
         private int size;
         private long position;
         private boolean open = true;
         private final boolean readOnly;
-        int closeCount;
+        public int closeCount;
 
-        MemoryChannel(byte[] content) {
+        public MemoryChannel(byte[] content) {
             this(content, false);
         }
 
-        MemoryChannel(byte[] content, boolean readOnly) {
+        public MemoryChannel(byte[] content, boolean readOnly) {
             this.data = content.clone();
             this.size = content.length;
             this.readOnly = readOnly;
@@ -216,7 +217,7 @@ final class CtrFixtures {
             closeCount++;
         }
 
-        synchronized byte[] toByteArray() {
+        public synchronized byte[] toByteArray() {
             return Arrays.copyOf(data, size);
         }
 
@@ -228,8 +229,8 @@ final class CtrFixtures {
     }
 
     /** Returns at most one byte per read call (Okio's OneByteAtATimeSource: likely to trigger bugs). */
-    static final class OneByteAtATime extends FilterInputStream {
-        OneByteAtATime(InputStream in) {
+    public static final class OneByteAtATime extends FilterInputStream {
+        public OneByteAtATime(InputStream in) {
             super(in);
         }
 
@@ -253,15 +254,15 @@ final class CtrFixtures {
      * An OutputStream that records what happens to it and fails on request: the write with index
      * {@code failWriteAt} (0-based, counting write calls) and every later one, flush, close.
      */
-    static final class FaultyOutputStream extends OutputStream {
-        final ByteArrayOutputStream written = new ByteArrayOutputStream();
-        int failWriteAt = Integer.MAX_VALUE;
-        boolean failFlush;
-        boolean failClose;
+    public static final class FaultyOutputStream extends OutputStream {
+        public final ByteArrayOutputStream written = new ByteArrayOutputStream();
+        public int failWriteAt = Integer.MAX_VALUE;
+        public boolean failFlush;
+        public boolean failClose;
         int writeCalls;
-        int writesAfterFailure;
-        int flushCalls;
-        int closeCalls;
+        public int writesAfterFailure;
+        public int flushCalls;
+        public int closeCalls;
         private boolean failed;
 
         @Override

@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.sealpipe.ctr.CryptoInputStream;
+import io.sealpipe.ctr.CryptoOutputStream;
+import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
@@ -14,6 +17,8 @@ import io.sealpipe.engine.ForwardingEngine;
 import io.sealpipe.engine.ForwardingStreamCipher;
 import io.sealpipe.engine.StreamCipher;
 import io.sealpipe.engine.TestEngines;
+import io.sealpipe.gcm.GcmOutputStream;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

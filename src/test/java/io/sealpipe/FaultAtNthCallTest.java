@@ -8,8 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.sealpipe.PipelineRoundTripTest.Pipeline;
 import io.sealpipe.internal.TextLikeData;
+import io.sealpipe.snappy.PipelineFailureTest;
+import io.sealpipe.snappy.PipelineRoundTripTest.Pipeline;
+import io.sealpipe.snappy.PipelineRoundTripTest;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

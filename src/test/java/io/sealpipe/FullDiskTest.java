@@ -4,10 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.sealpipe.PipelineRoundTripTest.Pipeline;
+import io.sealpipe.gcm.GcmOutputStream;
+import io.sealpipe.snappy.PipelineFailureTest;
+import io.sealpipe.snappy.PipelineRoundTripTest.Pipeline;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;

@@ -6,6 +6,7 @@ import io.sealpipe.engine.ForwardingAeadCipher;
 import io.sealpipe.engine.ForwardingEngine;
 import io.sealpipe.engine.ForwardingStreamCipher;
 import io.sealpipe.engine.StreamCipher;
+import io.sealpipe.gcm.GcmInternals;
 import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -23,7 +24,7 @@ import javax.crypto.AEADBadTagException;
  * read's chunk); and counts of the CTR and GCM ciphers made and closed, so a test sees a cipher
  * left unclosed.
  */
-final class HookedEngine extends ForwardingEngine {
+public final class HookedEngine extends ForwardingEngine {
     private final AtomicInteger made = new AtomicInteger();
     private final AtomicInteger closed = new AtomicInteger();
     private volatile Thread hookThread;
@@ -33,22 +34,22 @@ final class HookedEngine extends ForwardingEngine {
     private volatile Runnable singleOpenHook;
 
     /** Runs at the start of {@code openChunks} ({@link #onOpenChunks}) or at its end ({@link #onOpenedChunks}). */
-    interface OpenHook {
+    public interface OpenHook {
         void opening(long firstChunk, int count);
     }
 
-    HookedEngine(CryptoEngine real) {
+    public HookedEngine(CryptoEngine real) {
         super(real);
     }
 
     /** Runs {@code hook} once, inside the next CTR or GCM cipher creation on {@code thread}. */
-    void beforeNextCipher(Thread thread, Runnable hook) {
+    public void beforeNextCipher(Thread thread, Runnable hook) {
         this.hook = hook;
         this.hookThread = thread;
     }
 
     /** Runs {@code hook} at the start of every {@code openChunks} of the GCM ciphers made by this engine. */
-    void onOpenChunks(OpenHook hook) {
+    public void onOpenChunks(OpenHook hook) {
         this.openHook = hook;
     }
 
@@ -56,12 +57,12 @@ final class HookedEngine extends ForwardingEngine {
      * Runs {@code hook} at the end of every {@code openChunks} of the GCM ciphers made by this
      * engine, once the real one returned.
      */
-    void onOpenedChunks(OpenHook hook) {
+    public void onOpenedChunks(OpenHook hook) {
         this.openedHook = hook;
     }
 
     /** Runs {@code hook} at the start of every single-chunk {@code open} of the GCM ciphers made by this engine. */
-    void onOpen(Runnable hook) {
+    public void onOpen(Runnable hook) {
         this.singleOpenHook = hook;
     }
 
@@ -88,7 +89,7 @@ final class HookedEngine extends ForwardingEngine {
     }
 
     /** CTR and GCM ciphers made and not closed yet. */
-    int open() {
+    public int open() {
         return made.get() - closed.get();
     }
 
@@ -170,7 +171,7 @@ final class HookedEngine extends ForwardingEngine {
 
         @Override
         public int openChunks(byte[] baseNonce, long firstChunk, ByteBuffer in, ByteBuffer out) {
-            int count = in.remaining() / Cobblestone.SEALED_CHUNK_SIZE;
+            int count = in.remaining() / GcmInternals.SEALED_CHUNK_SIZE;
             runOpenHook(firstChunk, count);
             return runOpenedHook(firstChunk, count, real.openChunks(baseNonce, firstChunk, in, out));
         }

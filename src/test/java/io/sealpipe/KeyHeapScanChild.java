@@ -1,12 +1,20 @@
 package io.sealpipe;
 
 import com.sun.management.HotSpotDiagnosticMXBean;
+import io.sealpipe.ctr.CryptoInputStream;
+import io.sealpipe.ctr.CryptoOutputStream;
+import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
-import io.sealpipe.engine.Operation;
 import io.sealpipe.engine.Engines;
 import io.sealpipe.engine.Hmac;
+import io.sealpipe.engine.Operation;
 import io.sealpipe.engine.StreamCipher;
+import io.sealpipe.gcm.GcmInputStream;
+import io.sealpipe.gcm.GcmInternals;
+import io.sealpipe.gcm.GcmOutputStream;
+import io.sealpipe.gcm.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -41,7 +49,7 @@ public final class KeyHeapScanChild {
     }
 
     static byte[] salt(EngineKind kind) {
-        return key("salt", kind, Cobblestone.SALT_LENGTH);
+        return key("salt", kind, GcmInternals.SALT_LENGTH);
     }
 
     public static void main(String[] args) throws Exception {
@@ -58,11 +66,11 @@ public final class KeyHeapScanChild {
     }
 
     private static void run(EngineKind kind, CryptoEngine engine) throws IOException, GeneralSecurityException {
-        byte[] plain = new byte[3 * Cobblestone.CHUNK_SIZE + 100];
+        byte[] plain = new byte[3 * GcmInternals.CHUNK_SIZE + 100];
         new Random(1).nextBytes(plain);
 
         byte[] key = key("gcm", kind, 32);
-        GcmStreams gcm = GcmStreams.builder().engine(engine).key(key).context(CONTEXT).fixedSaltForTests(salt(kind)).build();
+        GcmStreams gcm = GcmInternals.fixedSalt(GcmStreams.builder().engine(engine).key(key).context(CONTEXT), salt(kind)).build();
         Arrays.fill(key, (byte) 0);
         ByteArrayOutputStream sink = new ByteArrayOutputStream();
         try (GcmOutputStream out = gcm.encrypt(sink)) {
@@ -90,8 +98,8 @@ public final class KeyHeapScanChild {
         key = key("gcm", kind, 32);
         AesKey gcmKey = AesKey.copyOf(key);
         Arrays.fill(key, (byte) 0);
-        GcmStreams parallelGcm = GcmStreams.builder().engine(engine).key(gcmKey).context(CONTEXT)
-                .fixedSaltForTests(salt(kind)).parallelism(2).build();
+        GcmStreams parallelGcm = GcmInternals.fixedSalt(GcmStreams.builder().engine(engine).key(gcmKey).context(CONTEXT),
+                salt(kind)).parallelism(2).build();
         sink.reset();
         try (GcmOutputStream out = parallelGcm.encrypt(sink)) {
             out.write(big);

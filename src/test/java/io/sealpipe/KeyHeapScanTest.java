@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.engine.EngineKind;
+import io.sealpipe.gcm.GcmInternals;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -47,10 +48,9 @@ class KeyHeapScanTest {
         for (String id : ran.split(",")) {
             EngineKind kind = EngineKind.fromId(id);
             byte[] gcmKey = KeyHeapScanChild.key("gcm", kind, 32);
-            Cobblestone.MessageKeys keys = Cobblestone.derive(gcmKey, KeyHeapScanChild.salt(kind), KeyHeapScanChild.CONTEXT);
+            byte[] messageKey = GcmInternals.messageKey(gcmKey, KeyHeapScanChild.salt(kind), KeyHeapScanChild.CONTEXT);
             secrets.put(id + " GCM input key", gcmKey);
-            secrets.put(id + " GCM message key", keys.key.clone());
-            keys.destroy();
+            secrets.put(id + " GCM message key", messageKey);
             secrets.put(id + " CTR key", KeyHeapScanChild.key("ctr", kind, 32));
             secrets.put(id + " CFB key", KeyHeapScanChild.key("cfb", kind, 16));
             secrets.put(id + " HMAC key", KeyHeapScanChild.key("hmac", kind, 32));

@@ -5,9 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sealpipe.ctr.CryptoInputStream;
+import io.sealpipe.ctr.CryptoOutputStream;
+import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.TestEngines;
+import io.sealpipe.gcm.GcmInputStream;
+import io.sealpipe.gcm.GcmInternals;
+import io.sealpipe.gcm.GcmOutputStream;
+import io.sealpipe.gcm.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -35,7 +43,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * buffer is searched. What the JCE provider keeps inside its own objects is out of reach here;
  * {@link KeyHeapScanTest} looks at the whole heap for that.
  */
-class KeyLifetimeTest {
+public class KeyLifetimeTest {
     private static final byte[] CONTEXT = {'c', 't', 'x'};
 
     private static byte[] bytes(long seed, int length) {
@@ -58,10 +66,7 @@ class KeyLifetimeTest {
 
     /** The message key a ciphertext was sealed with, from its salt. */
     private static byte[] messageKey(byte[] key, byte[] ciphertext) {
-        Cobblestone.MessageKeys keys = Cobblestone.derive(key, Arrays.copyOf(ciphertext, Cobblestone.SALT_LENGTH), CONTEXT);
-        byte[] messageKey = keys.key.clone();
-        keys.destroy();
-        return messageKey;
+        return GcmInternals.messageKey(key, Arrays.copyOf(ciphertext, GcmInternals.SALT_LENGTH), CONTEXT);
     }
 
     /**
@@ -98,7 +103,7 @@ class KeyLifetimeTest {
     /** The same promise at parallelism 2, where the workers' ciphers are made after the first MiB. */
     @Test
     void destroyBeforeTheFirstReadAtParallelismTwo() throws IOException {
-        byte[] plain = bytes(3, (1 << 20) + 3 * Cobblestone.CHUNK_SIZE + 5);
+        byte[] plain = bytes(3, (1 << 20) + 3 * GcmInternals.CHUNK_SIZE + 5);
         GcmStreams gcm = GcmStreams.builder().engine(EngineKind.JCE).key(bytes(4, 16)).parallelism(2).build();
         byte[] ciphertext = encrypt(gcm, plain);
         GcmInputStream in = gcm.decrypt(new ByteArrayInputStream(ciphertext));
@@ -157,7 +162,7 @@ class KeyLifetimeTest {
     void closedGcmStreamsKeepNoKey(EngineKind kind) throws IOException {
         CryptoEngine engine = TestEngines.engine(kind);
         byte[] key = bytes(9, 32);
-        byte[] plain = bytes(10, 3 * Cobblestone.CHUNK_SIZE + 7);
+        byte[] plain = bytes(10, 3 * GcmInternals.CHUNK_SIZE + 7);
         GcmStreams gcm = gcm(engine, key);
         ByteArrayOutputStream sink = new ByteArrayOutputStream();
         GcmOutputStream out = gcm.encrypt(sink);
@@ -201,7 +206,7 @@ class KeyLifetimeTest {
     // ---- the walk ----
 
     /** No object reachable from {@code roots} (ours field by field, see the class comment) holds {@code secret}. */
-    static void assertNoCopies(byte[] secret, List<?> roots) {
+    public static void assertNoCopies(byte[] secret, List<?> roots) {
         List<String> found = new ArrayList<>();
         IdentityHashMap<Object, Boolean> seen = new IdentityHashMap<>();
         for (Object root : roots) {

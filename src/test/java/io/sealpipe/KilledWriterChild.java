@@ -1,7 +1,9 @@
 package io.sealpipe;
 
+import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.hadoop.SealedFileSystem;
 import io.sealpipe.internal.TextLikeData;
+import io.sealpipe.snappy.SnappyStreams;
 import java.io.OutputStream;
 import java.net.URI;
 import java.nio.file.Files;

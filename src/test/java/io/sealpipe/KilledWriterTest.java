@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.sealpipe.cli.Main;
+import io.sealpipe.gcm.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.snappy.SnappyStreams;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

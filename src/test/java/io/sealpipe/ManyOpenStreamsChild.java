@@ -1,6 +1,9 @@
 package io.sealpipe;
 
+import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.EngineKind;
+import io.sealpipe.gcm.GcmInternals;
+import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.Workers;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -84,7 +87,7 @@ public final class ManyOpenStreamsChild {
         int humongousMax = since.stream().mapToInt(Integer::intValue).max().orElse(-1);
         int threadsOpen = ManagementFactory.getThreadMXBean().getThreadCount();
         System.out.println("streams: " + open.size());
-        System.out.println("batch-chunks: " + GcmParallelWriter.BATCH_CHUNKS);
+        System.out.println("batch-chunks: " + GcmInternals.BATCH_CHUNKS);
         System.out.println("heap-before: " + before);
         System.out.println("heap-open: " + held);
         System.out.println("humongous-before: " + humongousBefore);

@@ -3,6 +3,8 @@ package io.sealpipe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sealpipe.ctr.CtrStreams;
+import io.sealpipe.gcm.GcmInternals;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -47,7 +49,7 @@ class ManyOpenStreamsTest {
      */
     static Map<String, Long> bounds(int batch) {
         return Map.of(
-                "gcm-write", CHUNK + (long) GcmOutputStream.CHUNKS_PER_WRITE * SEALED_CHUNK
+                "gcm-write", CHUNK + (long) GcmInternals.CHUNKS_PER_WRITE * SEALED_CHUNK
                         + 2L * batch * (CHUNK + SEALED_CHUNK) + SLACK,
                 "gcm-read", 2L * (batch * SEALED_CHUNK + 1) + 2L * batch * CHUNK + SLACK,
                 "ctr-write", (long) CtrStreams.DEFAULT_BUFFER_SIZE + (long) batch * CHUNK + SLACK,

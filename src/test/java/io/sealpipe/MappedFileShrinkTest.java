@@ -2,15 +2,16 @@ package io.sealpipe;
 
 import static io.sealpipe.CtrFixtures.bytes;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Operation;
 import io.sealpipe.engine.TestEngines;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

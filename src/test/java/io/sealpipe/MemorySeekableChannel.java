@@ -36,7 +36,7 @@ public final class MemorySeekableChannel implements SeekableByteChannel {
     }
 
     /** Runs {@code hook} once, at the start of the next read on {@code thread}. */
-    void beforeNextRead(Thread thread, Runnable hook) {
+    public void beforeNextRead(Thread thread, Runnable hook) {
         this.hook = hook;
         this.hookThread = thread;
     }

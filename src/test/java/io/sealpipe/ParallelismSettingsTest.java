@@ -5,7 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sealpipe.ctr.CtrStreams;
+import io.sealpipe.gcm.GcmInternals;
+import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.TextLikeData;
+import io.sealpipe.snappy.SnappyStreams;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -100,11 +104,11 @@ class ParallelismSettingsTest {
 
     @Test
     void helperTasksGoToTheApplicationsExecutorWithTheSameBytes() throws IOException {
-        GcmStreams sequential = GcmStreams.builder().key(KEY).fixedSaltForTests(new byte[24]).build();
+        GcmStreams sequential = GcmInternals.fixedSalt(GcmStreams.builder().key(KEY), new byte[24]).build();
         byte[] expected = write(out -> SnappyStreams.builder().build().compress(sequential.encrypt(out)));
         CountingExecutor executor = new CountingExecutor();
         try {
-            GcmStreams gcm = GcmStreams.builder().key(KEY).fixedSaltForTests(new byte[24]).parallelism(2)
+            GcmStreams gcm = GcmInternals.fixedSalt(GcmStreams.builder().key(KEY), new byte[24]).parallelism(2)
                     .executor(executor).build();
             SnappyStreams snappy = SnappyStreams.builder().parallelism(2).executor(executor).build();
             byte[] sealed = write(out -> snappy.compress(gcm.encrypt(out)));

@@ -4,11 +4,11 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 
 /** Steps the race tests place at exact points of another thread's work. */
-final class ReaderRaces {
+public final class ReaderRaces {
     private ReaderRaces() {}
 
     /** Closes {@code closeable} on a thread of its own and waits for it: close() runs whole, right here. */
-    static void closeOnAnotherThread(AutoCloseable closeable) {
+    public static void closeOnAnotherThread(AutoCloseable closeable) {
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread closer = new Thread(() -> {
             try {
@@ -25,7 +25,7 @@ final class ReaderRaces {
     }
 
     /** A close() running on a thread of its own, started by {@link #startClose}. */
-    static final class Closing {
+    public static final class Closing {
         private final Thread thread;
         private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
@@ -40,7 +40,7 @@ final class ReaderRaces {
         }
 
         /** Waits for close() to end; throws if it failed. */
-        void join() {
+        public void join() {
             joinUninterruptibly(thread);
             if (failure.get() != null) {
                 throw new AssertionError("close() failed", failure.get());
@@ -54,7 +54,7 @@ final class ReaderRaces {
      * needs): for a hook inside a step that close() may have to wait for, where {@link
      * #closeOnAnotherThread} would never return. It spins on those two states, never on time.
      */
-    static Closing startClose(AutoCloseable closeable, Predicate<Thread> waits) {
+    public static Closing startClose(AutoCloseable closeable, Predicate<Thread> waits) {
         Closing closing = new Closing(closeable);
         closing.thread.start();
         while (closing.thread.isAlive() && !waits.test(closing.thread)) {
@@ -67,11 +67,11 @@ final class ReaderRaces {
      * For {@link #startClose}: whether {@code closer} waits to enter a monitor (a synchronized
      * close() of a channel).
      */
-    static boolean blocked(Thread closer) {
+    public static boolean blocked(Thread closer) {
         return closer.getState() == Thread.State.BLOCKED;
     }
 
-    static void joinUninterruptibly(Thread thread) {
+    public static void joinUninterruptibly(Thread thread) {
         boolean interrupted = false;
         while (true) {
             try {

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sealpipe.ctr.CryptoInputStream;
+import io.sealpipe.ctr.CryptoOutputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -57,7 +59,7 @@ class ReadmeExamplesTest {
         GIVEN.put("path", "java.nio.file.Path");
         GIVEN.put("sink", "java.io.OutputStream");
         GIVEN.put("source", "java.io.InputStream");
-        GIVEN.put("gcm", "io.sealpipe.GcmStreams");
+        GIVEN.put("gcm", "io.sealpipe.gcm.GcmStreams");
         GIVEN.put("fsIn", "org.apache.hadoop.fs.FSDataInputStream");
     }
 

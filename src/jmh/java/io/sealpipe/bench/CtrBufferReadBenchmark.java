@@ -1,7 +1,7 @@
 package io.sealpipe.bench;
 
-import io.sealpipe.CryptoInputStream;
-import io.sealpipe.CtrStreams;
+import io.sealpipe.ctr.CryptoInputStream;
+import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.StreamCipher;
 import java.io.IOException;

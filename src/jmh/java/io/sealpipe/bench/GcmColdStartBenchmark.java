@@ -1,8 +1,8 @@
 package io.sealpipe.bench;
 
 import com.google.crypto.tink.subtle.AesGcmHkdfStreaming;
-import io.sealpipe.GcmStreams;
 import io.sealpipe.engine.EngineKind;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.security.GeneralSecurityException;

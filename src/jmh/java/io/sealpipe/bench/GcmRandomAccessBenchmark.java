@@ -1,9 +1,9 @@
 package io.sealpipe.bench;
 
 import com.google.crypto.tink.subtle.AesGcmHkdfStreaming;
-import io.sealpipe.GcmSeekableChannel;
-import io.sealpipe.GcmStreams;
 import io.sealpipe.engine.EngineKind;
+import io.sealpipe.gcm.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;

@@ -1,11 +1,10 @@
 package io.sealpipe.bench;
 
 import com.google.crypto.tink.subtle.AesGcmHkdfStreaming;
-import io.sealpipe.GcmStreams;
 import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Engines;
-import java.io.ByteArrayInputStream;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,9 +1,9 @@
 package io.sealpipe.bench;
 
-import io.sealpipe.GcmStreams;
-import io.sealpipe.SnappyStreams;
 import io.sealpipe.engine.EngineKind;
+import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.TextLikeData;
+import io.sealpipe.snappy.SnappyStreams;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

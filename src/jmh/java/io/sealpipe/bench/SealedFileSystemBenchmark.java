@@ -1,6 +1,6 @@
 package io.sealpipe.bench;
 
-import io.sealpipe.GcmStreams;
+import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.hadoop.SealedFileSystem;
 import java.io.IOException;
 import java.io.InputStream;

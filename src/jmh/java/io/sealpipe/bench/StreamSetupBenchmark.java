@@ -1,8 +1,8 @@
 package io.sealpipe.bench;
 
-import io.sealpipe.CtrStreams;
-import io.sealpipe.GcmStreams;
+import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.EngineKind;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,7 +1,7 @@
 package io.sealpipe.bench;
 
-import io.sealpipe.CtrStreams;
-import io.sealpipe.GcmStreams;
+import io.sealpipe.ctr.CtrStreams;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.ArrayList;

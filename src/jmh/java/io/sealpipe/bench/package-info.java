@@ -1,6 +1,6 @@
 /**
  * JMH benchmarks of the engine layer ({@link io.sealpipe.engine}) and the CTR streams
- * ({@link io.sealpipe.CtrStreams}), run by {@code mvn -Pjmh verify}
+ * ({@link io.sealpipe.ctr.CtrStreams}), run by {@code mvn -Pjmh verify}
  * (see docs/PERFORMANCE.md), and {@link io.sealpipe.bench.JmhToMbps}, which turns JMH's JSON
  * results into a table of MB/s.
  *

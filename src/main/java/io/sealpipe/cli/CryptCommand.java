@@ -1,18 +1,17 @@
 package io.sealpipe.cli;
 
 import io.sealpipe.Abortable;
-import io.sealpipe.CtrStreams;
-import io.sealpipe.GcmStreams;
-import io.sealpipe.SnappyStreams;
 import io.sealpipe.StreamAuthenticationException;
+import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.CryptoEngine;
+import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.snappy.SnappyStreams;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.PushbackInputStream;
 import java.nio.file.FileAlreadyExistsException;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.function.Function;

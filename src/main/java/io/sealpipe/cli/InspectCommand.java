@@ -2,9 +2,9 @@ package io.sealpipe.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.sealpipe.GcmSeekableChannel;
-import io.sealpipe.GcmStreams;
 import io.sealpipe.StreamAuthenticationException;
+import io.sealpipe.gcm.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;

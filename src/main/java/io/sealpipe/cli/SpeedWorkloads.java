@@ -1,15 +1,15 @@
 package io.sealpipe.cli;
 
-import io.sealpipe.CtrStreams;
-import io.sealpipe.GcmStreams;
-import io.sealpipe.SnappyStreams;
+import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.AeadCipher;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Hmac;
 import io.sealpipe.engine.Operation;
 import io.sealpipe.engine.StreamCipher;
+import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.TextLikeData;
+import io.sealpipe.snappy.SnappyStreams;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,6 +1,6 @@
 package io.sealpipe.hadoop;
 
-import io.sealpipe.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmSeekableChannel;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;

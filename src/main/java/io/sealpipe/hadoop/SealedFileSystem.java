@@ -1,10 +1,10 @@
 package io.sealpipe.hadoop;
 
-import io.sealpipe.GcmSeekableChannel;
-import io.sealpipe.GcmStreams;
-import io.sealpipe.StreamAuthenticationException;
-import io.sealpipe.internal.OptionalDependency;
 import io.sealpipe.Parallelism;
+import io.sealpipe.StreamAuthenticationException;
+import io.sealpipe.gcm.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.internal.OptionalDependency;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;

@@ -1,9 +1,9 @@
 package io.sealpipe.hadoop;
 
-import io.sealpipe.GcmSeekableChannel;
-import io.sealpipe.GcmStreams;
 import io.sealpipe.PositionedInput;
 import io.sealpipe.StreamAuthenticationException;
+import io.sealpipe.gcm.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;

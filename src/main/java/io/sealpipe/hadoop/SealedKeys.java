@@ -1,7 +1,7 @@
 package io.sealpipe.hadoop;
 
 import io.sealpipe.AesKey;
-import io.sealpipe.GcmStreams;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -17,8 +17,8 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.LongSupplier;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.crypto.key.KeyProvider;
 import org.apache.hadoop.crypto.key.KeyProvider.KeyVersion;
+import org.apache.hadoop.crypto.key.KeyProvider;
 import org.apache.hadoop.crypto.key.KeyProviderFactory;
 import org.apache.hadoop.fs.Path;
 

@@ -1,7 +1,7 @@
 package io.sealpipe.hadoop;
 
-import io.sealpipe.GcmOutputStream;
-import io.sealpipe.GcmStreams;
+import io.sealpipe.gcm.GcmOutputStream;
+import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.Log;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -1,7 +1,7 @@
 package io.sealpipe.hadoop;
 
-import io.sealpipe.GcmSeekableChannel;
 import io.sealpipe.StreamAuthenticationException;
+import io.sealpipe.gcm.GcmSeekableChannel;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,6 +1,6 @@
 package io.sealpipe.hadoop;
 
-import io.sealpipe.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmSeekableChannel;
 import io.sealpipe.internal.SnappyFraming;
 import java.io.EOFException;
 import java.io.IOException;

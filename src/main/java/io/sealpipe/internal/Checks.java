@@ -1,8 +1,18 @@
 package io.sealpipe.internal;
 
+import io.sealpipe.Parallelism;
+
 /** Argument checks whose messages name the bad value, shared by every engine. */
 public final class Checks {
     private Checks() {}
+
+    /** Returns {@code parallelism} if it is 1..{@link Parallelism#MAX}. */
+    public static int parallelism(int parallelism) {
+        if (parallelism < 1 || parallelism > Parallelism.MAX) {
+            throw new IllegalArgumentException("parallelism must be 1.." + Parallelism.MAX + ", not " + parallelism);
+        }
+        return parallelism;
+    }
 
     /** Checks that {@code array[offset, offset + length)} exists. */
     public static void range(String name, byte[] array, int offset, int length) {

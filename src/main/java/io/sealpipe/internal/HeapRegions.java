@@ -26,6 +26,14 @@ public final class HeapRegions {
         return largestRegularArray(REGION);
     }
 
+    /**
+     * Chunks per batch for buffers of batches of {@code sealedChunk}-byte chunks: the most, from 4
+     * up to 63, whose sealed buffer and one byte more is at most {@code largestArray} bytes.
+     */
+    public static int batchChunks(long largestArray, int sealedChunk) {
+        return (int) Math.max(4, Math.min(63, (largestArray - 1) / sealedChunk));
+    }
+
     /** {@link #largestRegularArray()} for G1 regions of {@code regionBytes} (0: not G1). */
     static long largestRegularArray(long regionBytes) {
         return regionBytes == 0 ? Long.MAX_VALUE : regionBytes / 2 - ARRAY_OVERHEAD;

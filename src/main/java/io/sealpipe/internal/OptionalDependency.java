@@ -1,5 +1,6 @@
 package io.sealpipe.internal;
 
+import io.sealpipe.snappy.SnappyStreams;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Properties;

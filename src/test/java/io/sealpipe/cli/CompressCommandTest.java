@@ -1,13 +1,13 @@
 package io.sealpipe.cli;
 
-import io.sealpipe.ChildJvm;
-import io.sealpipe.cli.CliRun.Result;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sealpipe.GcmStreams;
+import io.sealpipe.ChildJvm;
+import io.sealpipe.cli.CliRun.Result;
+import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.TextLikeData;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;

@@ -1,18 +1,18 @@
 package io.sealpipe.cli;
 
-import io.sealpipe.ChildJvm;
-import io.sealpipe.cli.CliRun.Result;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sealpipe.GcmSeekableChannel;
-import io.sealpipe.GcmStreams;
+import io.sealpipe.ChildJvm;
 import io.sealpipe.StreamAuthenticationException;
+import io.sealpipe.cli.CliRun.Result;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.TestEngines;
+import io.sealpipe.gcm.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

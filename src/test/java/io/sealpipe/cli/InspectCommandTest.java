@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sealpipe.GcmStreams;
 import io.sealpipe.Keys;
 import io.sealpipe.cli.CliRun.Result;
+import io.sealpipe.gcm.GcmStreams;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;

@@ -3,7 +3,7 @@ package io.sealpipe.cli;
 import static java.nio.file.StandardWatchEventKinds.ENTRY_CREATE;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.sealpipe.GcmStreams;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -1,10 +1,10 @@
 package io.sealpipe.engine;
 
-import io.sealpipe.ChildJvm;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sealpipe.GcmStreams;
+import io.sealpipe.ChildJvm;
+import io.sealpipe.gcm.GcmStreams;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

@@ -3,10 +3,10 @@ package io.sealpipe.fuzz;
 import static io.sealpipe.fuzz.GcmStreamFuzzTest.check;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.sealpipe.CtrStreams;
-import io.sealpipe.GcmStreams;
-import io.sealpipe.SnappyStreams;
 import io.sealpipe.cli.Main;
+import io.sealpipe.ctr.CtrStreams;
+import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.snappy.SnappyStreams;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintWriter;
@@ -21,8 +21,8 @@ import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 import picocli.CommandLine.ParseResult;
+import picocli.CommandLine;
 
 /**
  * Fuzzes the command line ({@link Main#run}) with argument arrays made of its own words (commands,

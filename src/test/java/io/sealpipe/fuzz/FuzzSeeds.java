@@ -1,12 +1,11 @@
 package io.sealpipe.fuzz;
 
-import io.sealpipe.internal.SnappyFraming;
 import static io.sealpipe.fuzz.GcmFuzzFixtures.CHUNK;
 import static io.sealpipe.fuzz.GcmFuzzFixtures.HEADER;
 import static io.sealpipe.fuzz.GcmFuzzFixtures.SEALED_CHUNK;
 
-import io.sealpipe.SnappyStreams;
 import io.sealpipe.fuzz.GcmFuzzFixtures.Op;
+import io.sealpipe.snappy.SnappyStreams;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -7,11 +7,11 @@ import static io.sealpipe.fuzz.GcmFuzzFixtures.tamper;
 import static io.sealpipe.fuzz.GcmStreamFuzzTest.check;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.sealpipe.GcmSeekableChannel;
-import io.sealpipe.GcmStreams;
 import io.sealpipe.MemorySeekableChannel;
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.fuzz.GcmFuzzFixtures.Message;
+import io.sealpipe.gcm.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;

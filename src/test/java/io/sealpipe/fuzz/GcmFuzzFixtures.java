@@ -2,9 +2,9 @@ package io.sealpipe.fuzz;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sealpipe.GcmStreams;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Engines;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

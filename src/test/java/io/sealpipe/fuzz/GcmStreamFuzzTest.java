@@ -4,9 +4,9 @@ import static io.sealpipe.fuzz.GcmFuzzFixtures.releasable;
 import static io.sealpipe.fuzz.GcmFuzzFixtures.tamper;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.sealpipe.GcmStreams;
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.fuzz.GcmFuzzFixtures.Message;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -1,10 +1,9 @@
 package io.sealpipe.fuzz;
 
-import io.sealpipe.internal.SnappyFraming;
 import static io.sealpipe.fuzz.GcmStreamFuzzTest.check;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.sealpipe.SnappyStreams;
+import io.sealpipe.snappy.SnappyStreams;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -8,8 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sealpipe.GcmStreams;
 import io.sealpipe.StreamAuthenticationException;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;

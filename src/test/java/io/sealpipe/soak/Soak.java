@@ -1,15 +1,15 @@
 package io.sealpipe.soak;
 
-import io.sealpipe.CryptoInputStream;
-import io.sealpipe.CryptoOutputStream;
-import io.sealpipe.CtrStreams;
-import io.sealpipe.GcmInputStream;
-import io.sealpipe.GcmOutputStream;
-import io.sealpipe.GcmSeekableChannel;
-import io.sealpipe.GcmStreams;
 import io.sealpipe.MemorySeekableChannel;
 import io.sealpipe.PositionedInput;
 import io.sealpipe.StreamAuthenticationException;
+import io.sealpipe.ctr.CryptoInputStream;
+import io.sealpipe.ctr.CryptoOutputStream;
+import io.sealpipe.ctr.CtrStreams;
+import io.sealpipe.gcm.GcmInputStream;
+import io.sealpipe.gcm.GcmOutputStream;
+import io.sealpipe.gcm.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.Workers;
 import io.sealpipe.soak.SoakData.Message;
 import io.sealpipe.soak.SoakStats.Kind;

@@ -1,10 +1,10 @@
 package io.sealpipe.soak;
 
-import io.sealpipe.GcmStreams;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.EngineStatus;
 import io.sealpipe.engine.Engines;
 import io.sealpipe.engine.TestEngines;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

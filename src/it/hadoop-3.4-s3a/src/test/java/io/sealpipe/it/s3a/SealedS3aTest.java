@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sealpipe.GcmStreams;
 import io.sealpipe.StreamAuthenticationException;
+import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.hadoop.SealedFileSystem;
 import io.sealpipe.it.s3.S3Server;
 import java.io.IOException;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sealpipe.GcmStreams;
+import io.sealpipe.gcm.GcmStreams;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;

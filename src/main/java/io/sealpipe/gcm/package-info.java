@@ -1,0 +1,19 @@
+/**
+ * Authenticated AES-GCM streams in the c2sp.org/chunked-encryption format (docs/FORMAT.md):
+ * 16 KiB chunks, each sealed with its own tag, behind a salt and a key commitment, so that no
+ * reader returns a byte before its chunk is authenticated and a cut message never verifies.
+ *
+ * <p>The API is four classes. {@link io.sealpipe.gcm.GcmStreams} is the factory: a key (and an
+ * optional context) in its {@link io.sealpipe.gcm.GcmStreams.Builder}, the format's sizes
+ * ({@link io.sealpipe.gcm.GcmStreams#HEADER_LENGTH}, {@link
+ * io.sealpipe.gcm.GcmStreams#ciphertextLength}, {@link io.sealpipe.gcm.GcmStreams#plaintextLength}),
+ * and the streams. {@link io.sealpipe.gcm.GcmOutputStream} writes one message (and must be
+ * closed to finish it, or aborted); {@link io.sealpipe.gcm.GcmInputStream} reads one from the
+ * start; {@link io.sealpipe.gcm.GcmSeekableChannel} reads one at any position, from a file, a
+ * buffer or a {@link io.sealpipe.PositionedInput}. A failed check is a {@link
+ * io.sealpipe.StreamAuthenticationException} that names the chunk.
+ *
+ * <p>Everything else here (the key schedule, the parallel writer, the jobs the workers run) is
+ * package-private.
+ */
+package io.sealpipe.gcm;

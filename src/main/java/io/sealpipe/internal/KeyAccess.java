@@ -1,0 +1,93 @@
+package io.sealpipe.internal;
+
+import io.sealpipe.AesKey;
+import java.util.Locale;
+import java.util.Objects;
+import javax.crypto.SecretKey;
+
+/**
+ * How the format packages reach key bytes: an {@link AesKey}'s, lent for one call and wiped after
+ * it, and a {@link SecretKey}'s raw AES bytes. {@code AesKey} registers what it lends when its
+ * class initializes, so it is there before any key exists. Not an API.
+ */
+public final class KeyAccess {
+    private static volatile Lender lender;
+
+    private KeyAccess() {}
+
+    /** What the library does with the key bytes, through {@link #withBytes}. */
+    @FunctionalInterface
+    public interface Use<R, E extends Exception> {
+        /** Uses {@code key}, which is wiped once this returns. */
+        R apply(byte[] key) throws E;
+    }
+
+    /** What {@link AesKey} lends this class: its bytes for one call, and copies of itself. */
+    public interface Lender {
+        /** Calls {@code use} with a copy of {@code key}'s bytes, wiped afterwards. */
+        <R, E extends Exception> R withBytes(AesKey key, Use<R, E> use) throws E;
+
+        /** A new key with the same bytes, destroyed independently of {@code key}. */
+        AesKey copy(AesKey key);
+    }
+
+    /**
+     * Called once, by {@link AesKey}'s class initializer.
+     *
+     * @throws IllegalStateException if a lender is already registered
+     */
+    public static synchronized void register(Lender from) {
+        if (lender != null) {
+            throw new IllegalStateException("AesKey's lender is already registered");
+        }
+        lender = Objects.requireNonNull(from, "lender");
+    }
+
+    /**
+     * Calls {@code use} with a copy of {@code key}'s bytes, which is zeroed when it returns.
+     *
+     * @throws IllegalStateException if the key has been destroyed
+     */
+    public static <R, E extends Exception> R withBytes(AesKey key, Use<R, E> use) throws E {
+        return lender(key).withBytes(key, use);
+    }
+
+    /**
+     * A copy of {@code key} that the caller destroys, for an instance that outlives the caller's.
+     *
+     * @throws IllegalStateException if the key has been destroyed
+     */
+    public static AesKey copy(AesKey key) {
+        return lender(key).copy(key);
+    }
+
+    /** A key exists only once AesKey has initialized, and so registered its lender. */
+    private static Lender lender(AesKey key) {
+        Objects.requireNonNull(key, "key");
+        return lender;
+    }
+
+    /** "AES", or a transformation on AES ("AES/CTR/NoPadding", as Hadoop's key providers store). */
+    public static boolean isAes(String algorithm) {
+        String a = algorithm == null ? "" : algorithm.toUpperCase(Locale.ROOT);
+        return a.equals("AES") || a.startsWith("AES/");
+    }
+
+    /**
+     * The raw bytes of an AES {@link SecretKey}, checked, in a new array the caller wipes.
+     *
+     * @throws IllegalArgumentException if the key is not a raw AES key
+     */
+    public static byte[] rawAes(SecretKey key) {
+        Objects.requireNonNull(key, "key");
+        if (!isAes(key.getAlgorithm()) || !"RAW".equalsIgnoreCase(key.getFormat())) {
+            throw new IllegalArgumentException("the key must be an AES key in RAW format, not " + key.getAlgorithm() + "/"
+                    + key.getFormat());
+        }
+        byte[] bytes = key.getEncoded();
+        if (bytes == null) {
+            throw new IllegalArgumentException("the key gives no bytes (a key kept in a hardware token cannot be used)");
+        }
+        return bytes;
+    }
+}
