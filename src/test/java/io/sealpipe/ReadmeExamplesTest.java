@@ -20,6 +20,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import javax.tools.Diagnostic;
 import javax.tools.DiagnosticCollector;
 import javax.tools.JavaCompiler;
@@ -31,11 +32,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every {@code ```java} block of README.md compiles, in code that imports sealpipe's packages
- * and Hadoop's {@code org.apache.hadoop.crypto} (which has its own {@code CryptoInputStream} and
- * {@code CryptoOutputStream}) with wildcards, as an application using both does. Each block
- * becomes the body of a method of its own class; the variables it uses without declaring them
- * ({@link #GIVEN}) are the method's parameters. Every diagnostic is reported, by README line.
+ * Every {@code ```java} block of README.md and of the guides under docs/ ({@code docs/*.md})
+ * compiles, in code that imports sealpipe's packages and Hadoop's {@code org.apache.hadoop.crypto}
+ * (which has its own {@code CryptoInputStream} and {@code CryptoOutputStream}) with wildcards, as
+ * an application using both does. Each block becomes the body of a method of its own class; the
+ * variables it uses without declaring them ({@link #GIVEN}) are the method's parameters. Every
+ * diagnostic is reported, by file and line.
  */
 class ReadmeExamplesTest {
     private static final String IMPORTS = String.join("\n",
@@ -67,13 +69,14 @@ class ReadmeExamplesTest {
     private static final Pattern DECLARATION =
             Pattern.compile("\\b(?:var|byte\\[\\]|int|long|[A-Z][\\w.]*(?:<[^>]*>)?(?:\\[\\])?)\\s+(\\w+)\\s*[=:]");
 
-    /** A ```java block: where its first line is in README.md, and its text. */
-    record Block(int line, String code) {}
+    /** A ```java block: the file it is in (relative to the project), where its first line is, and its text. */
+    record Block(String file, int line, String code) {}
 
     @TempDir
     Path classes;
 
-    static List<Block> javaBlocks(List<String> lines) {
+    /** The ```java blocks of {@code lines}, the text of {@code file}. */
+    static List<Block> javaBlocks(String file, List<String> lines) {
         List<Block> blocks = new ArrayList<>();
         for (int i = 0; i < lines.size(); i++) {
             if (lines.get(i).strip().equals("```java")) {
@@ -82,7 +85,7 @@ class ReadmeExamplesTest {
                 for (i = first; i < lines.size() && !lines.get(i).strip().equals("```"); i++) {
                     code.append(lines.get(i)).append('\n');
                 }
-                blocks.add(new Block(first + 1, code.toString())); // 1-based
+                blocks.add(new Block(file, first + 1, code.toString())); // 1-based
             }
         }
         return blocks;
@@ -118,11 +121,20 @@ class ReadmeExamplesTest {
 
     static final int HEADER_LINES = 2 + (int) IMPORTS.lines().count(); // package, imports, class and method
 
+    /** The guides: every {@code .md} file under docs/, by name, as "docs/NAME.md". */
+    static List<String> guides() throws IOException {
+        try (Stream<Path> files = Files.list(Path.of("docs"))) {
+            return files.map(p -> "docs/" + p.getFileName()).filter(name -> name.endsWith(".md")).sorted().toList();
+        }
+    }
+
     @Test
     void everyJavaExampleCompilesAlongsideHadoopsCryptoClasses() throws IOException {
-        List<String> readme = Files.readAllLines(Path.of("README.md"), StandardCharsets.UTF_8);
-        List<Block> blocks = javaBlocks(readme);
+        List<Block> blocks = new ArrayList<>(javaBlocks("README.md", read("README.md")));
         assertFalse(blocks.isEmpty(), "no ```java blocks in README.md");
+        for (String guide : guides()) {
+            blocks.addAll(javaBlocks(guide, read(guide)));
+        }
         List<JavaFileObject> sources = new ArrayList<>();
         for (int i = 0; i < blocks.size(); i++) {
             String name = "readme/Example" + i + ".java";
@@ -146,11 +158,15 @@ class ReadmeExamplesTest {
         for (Diagnostic<? extends JavaFileObject> d : diagnostics.getDiagnostics()) {
             problems.add(where(blocks, d) + ": " + d.getKind() + ": " + d.getMessage(Locale.ROOT));
         }
-        assertTrue(problems.isEmpty(), problems.size() + " diagnostic(s) in README.md's Java examples:\n  "
+        assertTrue(problems.isEmpty(), problems.size() + " diagnostic(s) in the Java examples of README.md and docs/:\n  "
                 + String.join("\n  ", problems));
     }
 
-    /** "README.md line N" for a diagnostic in a block, or the generated file's name. */
+    private static List<String> read(String file) throws IOException {
+        return Files.readAllLines(Path.of(file), StandardCharsets.UTF_8);
+    }
+
+    /** "FILE line N" (README.md, docs/streams.md, ...) for a diagnostic in a block, or the generated file's name. */
     private static String where(List<Block> blocks, Diagnostic<? extends JavaFileObject> d) {
         if (d.getSource() == null) {
             return "javac";
@@ -162,8 +178,8 @@ class ReadmeExamplesTest {
         Block block = blocks.get(Integer.parseInt(m.group(1)));
         long line = d.getLineNumber() - HEADER_LINES - 1;
         return line >= 0 && line < block.code().lines().count()
-                ? "README.md line " + (block.line() + line)
-                : "README.md block at line " + block.line() + " (wrapper line " + d.getLineNumber() + ")";
+                ? block.file() + " line " + (block.line() + line)
+                : block.file() + " block at line " + block.line() + " (wrapper line " + d.getLineNumber() + ")";
     }
 
     /**
