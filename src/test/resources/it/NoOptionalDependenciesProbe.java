@@ -65,7 +65,7 @@ public class NoOptionalDependenciesProbe {
             System.out.println("accp: " + e.getMessage());
         }
 
-        // The README's pipeline: the failure must come before the file is opened.
+        // The pipeline of docs/streams.md ("Compressing, then encrypting"): the failure must come before the file is opened.
         Path file = dir.resolve("compressed.sealed");
         try {
             SnappyStreams snappy = SnappyStreams.builder().build();

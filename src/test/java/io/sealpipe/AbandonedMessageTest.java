@@ -48,7 +48,7 @@ class AbandonedMessageTest {
         }
     }
 
-    /** The defect: the README's pattern, with a source that fails, seals a valid shorter message. */
+    /** The defect: the pattern of README's GCM example, with a source that fails, seals a valid shorter message. */
     @Test
     void closeCannotSeeAFailureOutsideTheStreamButAbortCan() throws IOException {
         GcmStreams gcm = gcm(1);

@@ -42,6 +42,9 @@ import org.junit.jupiter.api.io.TempDir;
 class ReadmeExamplesTest {
     private static final String IMPORTS = String.join("\n",
             "import io.sealpipe.*;",
+            "import io.sealpipe.ctr.*;",
+            "import io.sealpipe.gcm.*;",
+            "import io.sealpipe.snappy.*;",
             "import io.sealpipe.engine.*;",
             "import org.apache.hadoop.crypto.*;",
             "import java.io.*;",

@@ -38,7 +38,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * of its 300,000). {@code close()} seals what was written and cannot see the caller's source, so
  * a helper that closes its output when the copy fails leaves a valid, shorter file: the tests named
  * {@code ...SealsTheShorterFile} record that Hadoop 3.4.1 does so (they fail if Hadoop changes it),
- * the others that a path leaves no file that reads as valid. README, "Guarantees", lists both.
+ * the others that a path leaves no file that reads as valid. docs/security.md, "Guarantees", lists both.
  */
 class SealedCopyHelpersTest {
     private static final int SOURCE_LENGTH = 300_000;

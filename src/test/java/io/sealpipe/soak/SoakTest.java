@@ -72,7 +72,7 @@ class SoakTest {
      * throws OutOfMemoryError, on JDKs before 22 (JDK-8192647, gone with JDK 22's region pinning):
      * JDK 17 tries twice, and 64 threads on 2 cores, most of their time in openssl-jni calls that
      * pin arrays, got "Java heap space" with the heap under a third full (1 in 10 minutes). 100 is
-     * the setting README ("Using the engines") gives for such loads; {@code
+     * the setting docs/engines.md ("Using the engines") gives for such loads; {@code
      * -Dsealpipe.soak.gcLockerRetries=2} runs with the JDK's own.
      */
     static final String GC_LOCKER_RETRIES = "sealpipe.soak.gcLockerRetries";

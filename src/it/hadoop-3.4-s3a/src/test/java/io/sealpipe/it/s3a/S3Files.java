@@ -18,7 +18,7 @@ final class S3Files {
 
     /**
      * S3A for {@code server}, and {@code ss3a} as the sealed view of {@code s3a} with the key
-     * {@value #KEY} from {@code keystore}: the configuration README gives.
+     * {@value #KEY} from {@code keystore}: the configuration docs/sealed-files.md gives.
      */
     static void configureSealed(Configuration conf, S3Server server, URI keystore) {
         server.configure(conf);

@@ -62,7 +62,7 @@ class SealedParquetS3aTest {
         server = S3Server.start();
         Files.deleteIfExists(java.nio.file.Path.of("target", "s3a-parquet.txt"));
         conf = S3Files.sealedConf(server, "sealed-parquet");
-        // Parquet 1.15 calls hflush() when it closes a file (README: Sealed files).
+        // Parquet 1.15 calls hflush() when it closes a file (docs/sealed-files.md, "Parquet").
         conf.setBoolean(SealedFileSystem.DOWNGRADE_SYNCABLE_EXCEPTIONS, true);
         // Hadoop's shared instances, as Parquet gets them from the paths: the sealed one wraps the
         // shared S3A instance, whose statistics count the requests of both reads.
