@@ -1,15 +1,13 @@
 package io.sealpipe;
 
-import io.sealpipe.ctr.CtrStreams;
-import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.KeyAccess;
 import java.util.Arrays;
 import javax.security.auth.Destroyable;
 
 /**
  * An AES key of 16, 24 or 32 bytes. The bytes are copied in, never printed, and zeroed by
- * {@link #destroy()}. Objects built from the key keep their own copies: {@link GcmStreams} and
- * {@link CtrStreams} until their own {@code destroy()}, the streams they make until they close
+ * {@link #destroy()}. Objects built from the key keep their own copies: {@link io.sealpipe.gcm.GcmStreams} and
+ * {@link io.sealpipe.ctr.CtrStreams} until their own {@code destroy()}, the streams they make until they close
  * (a decrypting GCM stream only until it has checked the message header); what an engine keeps
  * is described by the engine (for JCE, see {@link io.sealpipe.engine.jce.JceEngine}).
  *
@@ -27,7 +25,7 @@ public final class AesKey implements Destroyable {
     private volatile boolean destroyed;  // set under the lock, with the zeroing
 
     static {
-        // The format packages reach the bytes through io.sealpipe.internal, never through a public method here.
+        // The format packages reach the bytes through io.sealpipe.internal.KeyAccess: AesKey's API never hands them out.
         KeyAccess.register(new KeyAccess.Lender() {
             @Override
             public <R, E extends Exception> R withBytes(AesKey key, KeyAccess.Use<R, E> use) throws E {

@@ -1,7 +1,5 @@
 package io.sealpipe;
 
-import io.sealpipe.ctr.CtrStreams;
-import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.KeyAccess;
 import java.io.IOException;
 import java.io.InputStream;
@@ -21,7 +19,7 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * Where keys come from: new random AES keys, and AES keys kept as secret-key entries of a Java
  * {@link KeyStore} (PKCS12, the JDK's default, or JCEKS). The builders take the result directly
- * ({@link GcmStreams.Builder#key(SecretKey)}, {@link CtrStreams.Builder#key(SecretKey)}).
+ * ({@link io.sealpipe.gcm.GcmStreams.Builder#key(SecretKey)}, {@link io.sealpipe.ctr.CtrStreams.Builder#key(SecretKey)}).
  *
  * <pre>{@code
  * KeyStore store = Keys.loadKeyStore(Path.of("keys.p12"), password);

@@ -1,13 +1,10 @@
 package io.sealpipe;
 
-import io.sealpipe.ctr.CtrStreams;
-import io.sealpipe.gcm.GcmSeekableChannel;
-import io.sealpipe.gcm.GcmStreams;
 import java.io.IOException;
 
 /**
- * Bytes readable at any position, for {@link CtrStreams#decrypt(PositionedInput)} and
- * {@link GcmStreams#open(PositionedInput, long, int)}. Its one abstract method has the
+ * Bytes readable at any position, for {@link io.sealpipe.ctr.CtrStreams#decrypt(PositionedInput)} and
+ * {@link io.sealpipe.gcm.GcmStreams#open(PositionedInput, long, int)}. Its one abstract method has the
  * signature of Hadoop's {@code PositionedReadable.read}, so a Hadoop {@code FSDataInputStream} (HDFS, S3A, the local file system) is passed as a method reference
  * and sealpipe needs no Hadoop classes:
  *
@@ -41,7 +38,7 @@ public interface PositionedInput {
 
     /**
      * The same read for a reader that moves forward through the data, one thread at a time
-     * (a {@link GcmSeekableChannel}'s own position-moving reads). By default the positioned read
+     * (a {@link io.sealpipe.gcm.GcmSeekableChannel}'s own position-moving reads). By default the positioned read
      * above; an input with a cheaper stateful read (a Hadoop stream: {@code seek} then
      * {@code read}, one request for many reads, where each positioned read may open the file
      * anew) overrides it. Calls to this method never run at the same time as each other, but

@@ -59,13 +59,4 @@ public final class StreamAuthenticationException extends IOException {
     public StreamAuthenticationException in(String where) {
         return new StreamAuthenticationException(where + ": " + getMessage(), chunk, this);
     }
-
-    /**
-     * The same failure again, for a later call on a stream that already failed.
-     *
-     * @return a new exception with the same message and {@link #chunk()}, and this one as its cause
-     */
-    public StreamAuthenticationException again() {
-        return new StreamAuthenticationException(getMessage(), chunk, this);
-    }
 }

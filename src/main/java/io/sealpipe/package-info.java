@@ -12,10 +12,5 @@
  * {@link io.sealpipe.snappy} (Snappy compression before either). All run on the engine that
  * {@link io.sealpipe.engine.Engines} selects. {@link io.sealpipe.hadoop} has the sealed Hadoop
  * {@code FileSystem} and codec; {@link io.sealpipe.internal} is not an API.
- *
- * <p>The factories ({@code GcmStreams}, {@code CtrStreams}, {@code SnappyStreams}) are immutable
- * and thread-safe, built once and validated in {@code build()}; the streams they make are for one
- * thread at a time, except the positioned reads. Failures reach the caller as {@code IOException}s
- * at the stream boundary.
  */
 package io.sealpipe;

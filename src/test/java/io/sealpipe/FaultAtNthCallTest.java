@@ -10,8 +10,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.sealpipe.internal.TextLikeData;
 import io.sealpipe.snappy.PipelineFailureTest;
-import io.sealpipe.snappy.PipelineRoundTripTest.Pipeline;
 import io.sealpipe.snappy.PipelineRoundTripTest;
+import io.sealpipe.snappy.PipelineRoundTripTest.Pipeline;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -36,12 +36,8 @@ import java.nio.channels.WritableByteChannel;
 public final class CryptoOutputStream extends OutputStream implements WritableByteChannel, Abortable {
     /** Writes shorter than this are copied and encrypted later together (per-call cost). */
     private static final int SMALL_WRITE = 256;
-    /**
-     * The buffer of large writes with workers: the batches of GCM's parallel writer (16 KiB chunks
-     * sealed with 16-byte tags), never a humongous object.
-     */
-    private static final int WIDE_BUFFER =
-            HeapRegions.batchChunks(HeapRegions.largestRegularArray(), 16384 + 16) * 16384;
+    /** The buffer of large writes with workers: as GcmParallelWriter's batches, never a humongous object. */
+    private static final int WIDE_BUFFER = HeapRegions.SEALED_CHUNK_BATCH * 16384;
 
     private final CiphertextSink sink;
     private final StreamCipher cipher;

@@ -12,5 +12,9 @@
  * channel, a buffer or a {@link io.sealpipe.PositionedInput}).
  *
  * <p>The class that splits large writes among workers is package-private.
+ *
+ * <p>{@code CtrStreams} is immutable and thread-safe, built once and validated in {@code build()};
+ * the streams it makes are for one thread at a time, except the positioned reads of a {@code
+ * CryptoInputStream}. Failures reach the caller as {@code IOException}s at the stream boundary.
  */
 package io.sealpipe.ctr;

@@ -33,7 +33,7 @@ final class GcmParallelWriter {
      * four. Fewer chunks per batch cost more rounds with the workers: measured in
      * docs/PERFORMANCE.md (issue 29).
      */
-    static final int BATCH_CHUNKS = batchChunks(HeapRegions.largestRegularArray());
+    static final int BATCH_CHUNKS = HeapRegions.SEALED_CHUNK_BATCH;
 
     /**
      * The batch for arrays of at most {@code largestArray} bytes: a reader's sealed buffer is

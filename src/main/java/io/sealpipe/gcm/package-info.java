@@ -10,10 +10,18 @@
  * and the streams. {@link io.sealpipe.gcm.GcmOutputStream} writes one message (and must be
  * closed to finish it, or aborted); {@link io.sealpipe.gcm.GcmInputStream} reads one from the
  * start; {@link io.sealpipe.gcm.GcmSeekableChannel} reads one at any position, from a file, a
- * buffer or a {@link io.sealpipe.PositionedInput}. A failed check is a {@link
+ * buffer or a {@link io.sealpipe.PositionedInput}; for callers that fetch the ciphertext
+ * themselves (a Hadoop vectored read), it also says where each chunk lies ({@link
+ * io.sealpipe.gcm.GcmSeekableChannel#sealedOffset}, {@link
+ * io.sealpipe.gcm.GcmSeekableChannel#sealedLength}) and opens one chunk at a time ({@link
+ * io.sealpipe.gcm.GcmSeekableChannel#openChunk}). A failed check is a {@link
  * io.sealpipe.StreamAuthenticationException} that names the chunk.
  *
  * <p>Everything else here (the key schedule, the parallel writer, the jobs the workers run) is
  * package-private.
+ *
+ * <p>{@code GcmStreams} is immutable and thread-safe, built once and validated in {@code build()};
+ * the streams it makes are for one thread at a time, except the positioned reads of a {@code
+ * GcmSeekableChannel}. Failures reach the caller as {@code IOException}s at the stream boundary.
  */
 package io.sealpipe.gcm;

@@ -16,6 +16,13 @@ public final class HeapRegions {
 
     private static final long REGION = detect();
 
+    /**
+     * Chunks per batch of 16 KiB chunks sealed with 16-byte tags (chunked GCM) in this JVM: the
+     * parallel GCM writer's batches, and the wide buffer of a parallel CTR writer (as many 16 KiB
+     * blocks), so neither is a humongous object.
+     */
+    public static final int SEALED_CHUNK_BATCH = batchChunks(largestRegularArray(), 16384 + 16);
+
     private HeapRegions() {}
 
     /**

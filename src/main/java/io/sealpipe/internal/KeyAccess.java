@@ -8,7 +8,9 @@ import javax.crypto.SecretKey;
 /**
  * How the format packages reach key bytes: an {@link AesKey}'s, lent for one call and wiped after
  * it, and a {@link SecretKey}'s raw AES bytes. {@code AesKey} registers what it lends when its
- * class initializes, so it is there before any key exists. Not an API.
+ * class initializes, so it is there before any key exists; no other class can register. Not an
+ * API. Like reflection, this lets code on the class path read a key's bytes: sealpipe keeps keys
+ * from logs, dumps of its objects and leftover copies, not from code running in the same JVM.
  */
 public final class KeyAccess {
     private static volatile Lender lender;
@@ -37,6 +39,9 @@ public final class KeyAccess {
      * @throws IllegalStateException if a lender is already registered
      */
     public static synchronized void register(Lender from) {
+        if (StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE).getCallerClass() != AesKey.class) {
+            throw new IllegalStateException("only AesKey registers its lender");
+        }
         if (lender != null) {
             throw new IllegalStateException("AesKey's lender is already registered");
         }

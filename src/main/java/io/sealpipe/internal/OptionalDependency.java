@@ -1,6 +1,5 @@
 package io.sealpipe.internal;
 
-import io.sealpipe.snappy.SnappyStreams;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Properties;

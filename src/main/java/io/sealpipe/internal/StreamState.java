@@ -2,7 +2,6 @@ package io.sealpipe.internal;
 
 import io.sealpipe.Abortable;
 import io.sealpipe.StreamAuthenticationException;
-import io.sealpipe.internal.Closer;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
@@ -59,7 +58,7 @@ public final class StreamState {
         checkOpen();
         Throwable f = failure;
         if (f instanceof StreamAuthenticationException a) {
-            throw a.again();
+            throw new StreamAuthenticationException(a.getMessage(), a.chunk(), a); // the same failure, again
         }
         if (f != null) {
             throw new IOException("the stream failed earlier and cannot continue: " + f.getMessage(), f);

@@ -9,5 +9,9 @@
  * (parallelism and executor in its {@link io.sealpipe.snappy.SnappyStreams.Builder}); {@link
  * io.sealpipe.snappy.FramedSnappyOutputStream} compresses, frames in parallel when asked; {@link
  * io.sealpipe.snappy.FramedSnappyInputStream} decompresses and checks each frame's CRC.
+ *
+ * <p>{@code SnappyStreams} is immutable and thread-safe, built once and validated in {@code
+ * build()}; the streams it makes are for one thread at a time. Failures reach the caller as {@code
+ * IOException}s at the stream boundary.
  */
 package io.sealpipe.snappy;

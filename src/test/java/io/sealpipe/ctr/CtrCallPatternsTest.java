@@ -13,13 +13,10 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sealpipe.CtrFixtures;
 import io.sealpipe.CtrFixtures.FaultyOutputStream;
 import io.sealpipe.CtrFixtures.MemoryChannel;
 import io.sealpipe.CtrFixtures.OneByteAtATime;
-import io.sealpipe.CtrFixtures;
-import io.sealpipe.ctr.CryptoInputStream;
-import io.sealpipe.ctr.CryptoOutputStream;
-import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.EngineKind;
 import java.io.BufferedOutputStream;
 import java.io.ByteArrayInputStream;

@@ -8,11 +8,8 @@ import static io.sealpipe.CtrFixtures.report;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sealpipe.CtrFixtures.MemoryChannel;
 import io.sealpipe.CtrFixtures;
-import io.sealpipe.ctr.CryptoInputStream;
-import io.sealpipe.ctr.CryptoOutputStream;
-import io.sealpipe.ctr.CtrStreams;
+import io.sealpipe.CtrFixtures.MemoryChannel;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.TestEngines;
 import java.io.ByteArrayInputStream;

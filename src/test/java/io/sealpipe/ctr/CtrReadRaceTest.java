@@ -12,8 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sealpipe.CtrFixtures;
 import io.sealpipe.HookedEngine;
 import io.sealpipe.MemorySeekableChannel;
-import io.sealpipe.ctr.CryptoInputStream;
-import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.TestEngines;
 import java.io.IOException;

@@ -10,8 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sealpipe.CtrFixtures.MemoryChannel;
 import io.sealpipe.CtrFixtures;
+import io.sealpipe.CtrFixtures.MemoryChannel;
 import io.sealpipe.PositionedInput;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.TestEngines;

@@ -21,8 +21,8 @@ import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine.ParseResult;
 import picocli.CommandLine;
+import picocli.CommandLine.ParseResult;
 
 /**
  * Fuzzes the command line ({@link Main#run}) with argument arrays made of its own words (commands,

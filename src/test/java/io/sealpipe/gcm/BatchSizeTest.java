@@ -2,8 +2,6 @@ package io.sealpipe.gcm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.sealpipe.gcm.Cobblestone;
-import io.sealpipe.gcm.GcmParallelWriter;
 import io.sealpipe.internal.HeapRegions;
 import org.junit.jupiter.api.Test;
 

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sealpipe.gcm.Cobblestone;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

@@ -3,7 +3,6 @@ package io.sealpipe.gcm;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.sealpipe.gcm.Cobblestone;
 import java.security.GeneralSecurityException;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -11,8 +11,6 @@ import io.sealpipe.PositionedInput;
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.TestEngines;
-import io.sealpipe.gcm.GcmSeekableChannel;
-import io.sealpipe.gcm.GcmStreams;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -10,7 +10,6 @@ import io.sealpipe.gcm.GcmInternals;
 import io.sealpipe.gcm.GcmRoundTripTest;
 import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.TextLikeData;
-import io.sealpipe.snappy.SnappyStreams;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

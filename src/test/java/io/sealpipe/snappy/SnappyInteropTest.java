@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sealpipe.internal.SnappyFraming;
 import io.sealpipe.internal.TextLikeData;
 import io.sealpipe.snappy.PipelineRoundTripTest.Pipeline;
-import io.sealpipe.snappy.SnappyStreams;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.ChildJvm;
 import io.sealpipe.engine.TestEngines;
-import io.sealpipe.gcm.GcmInputStream;
 import io.sealpipe.soak.SoakStats.Kind;
 import java.io.BufferedReader;
 import java.io.IOException;
