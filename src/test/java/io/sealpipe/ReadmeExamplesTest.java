@@ -31,25 +31,26 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every {@code ```java} block of README.md and of the guides under docs/ ({@code docs/*.md})
- * compiles, in code that imports sealpipe's packages and Hadoop's {@code org.apache.hadoop.crypto}
- * (which has its own {@code CryptoInputStream} and {@code CryptoOutputStream}) with wildcards, as
- * an application using both does. Each block becomes the body of a method of its own class; the
- * variables it uses without declaring them ({@link #GIVEN}) are the method's parameters. Every
- * diagnostic is reported, by file and line.
+ * compiles. A block that starts with {@code import} lines is compiled with those and the JDK's
+ * {@code java.io}, {@code java.nio} and {@code java.util} packages only, so the imports it shows
+ * are complete; any other block also gets sealpipe's packages and Hadoop's {@code
+ * org.apache.hadoop.crypto} (which has its own {@code CryptoInputStream} and {@code
+ * CryptoOutputStream}) with wildcards, as an application using both does. Each block becomes the
+ * body of a method of its own class; the variables it uses without declaring them ({@link
+ * #GIVEN}) are the method's parameters. Every diagnostic is reported, by file and line.
  */
 class ReadmeExamplesTest {
-    private static final String IMPORTS = String.join("\n",
-            "import io.sealpipe.*;",
-            "import io.sealpipe.ctr.*;",
-            "import io.sealpipe.gcm.*;",
-            "import io.sealpipe.snappy.*;",
-            "import io.sealpipe.engine.*;",
-            "import org.apache.hadoop.crypto.*;",
-            "import java.io.*;",
-            "import java.nio.*;",
-            "import java.nio.channels.*;",
-            "import java.nio.file.*;",
-            "import java.util.*;");
+    /** The JDK's packages, imported for every block. */
+    private static final List<String> JDK_IMPORTS = List.of("java.io.*", "java.nio.*", "java.nio.channels.*",
+            "java.nio.file.*", "java.util.*");
+
+    /**
+     * sealpipe's packages and Hadoop's crypto classes, imported for a block that shows no imports
+     * of its own. A block that starts with {@code import} lines gets those instead, so the imports
+     * it shows must be complete.
+     */
+    private static final List<String> LIBRARY_IMPORTS = List.of("io.sealpipe.*", "io.sealpipe.ctr.*",
+            "io.sealpipe.gcm.*", "io.sealpipe.snappy.*", "io.sealpipe.engine.*", "org.apache.hadoop.crypto.*");
 
     /** The variables the examples take as given, with their types. */
     private static final Map<String, String> GIVEN = new LinkedHashMap<>();
@@ -108,19 +109,42 @@ class ReadmeExamplesTest {
         return free;
     }
 
-    /** The class around block {@code i}; the block's first line is line {@link #HEADER_LINES} + 1. */
+    /**
+     * The class around block {@code i}: a package line, the JDK's imports, sealpipe's (or blank
+     * lines), the block's own imports on one line, then the class and method line; the block's
+     * first line is line {@link #HEADER_LINES} + 1. The block's import lines become blank lines
+     * in the method, so its line numbers stay those of the file.
+     */
     static String wrap(int i, Block block) {
         List<String> parameters = new ArrayList<>();
         for (String name : freeVariables(block.code())) {
             parameters.add(GIVEN.get(name) + " " + name);
         }
-        return "package readme;\n" + IMPORTS + "\n"
-                + "class Example" + i + " { void run(" + String.join(", ", parameters) + ") throws Exception {\n"
-                + block.code()
-                + "}}\n";
+        List<String> own = new ArrayList<>();
+        StringBuilder body = new StringBuilder();
+        boolean header = true;
+        for (String line : block.code().lines().toList()) {
+            header = header && (line.isBlank() || line.strip().startsWith("import "));
+            if (header && !line.isBlank()) {
+                own.add(line.strip());
+                body.append('\n');
+            } else {
+                body.append(line).append('\n');
+            }
+        }
+        StringBuilder text = new StringBuilder("package readme;\n");
+        for (String name : JDK_IMPORTS) {
+            text.append("import ").append(name).append(";\n");
+        }
+        for (String name : LIBRARY_IMPORTS) {
+            text.append(own.isEmpty() ? "import " + name + ";" : "").append('\n');
+        }
+        text.append(String.join(" ", own)).append('\n');
+        return text + "class Example" + i + " { void run(" + String.join(", ", parameters) + ") throws Exception {\n"
+                + body + "}}\n";
     }
 
-    static final int HEADER_LINES = 2 + (int) IMPORTS.lines().count(); // package, imports, class and method
+    static final int HEADER_LINES = 3 + JDK_IMPORTS.size() + LIBRARY_IMPORTS.size(); // package, imports, own imports, class
 
     /** The guides: every {@code .md} file under docs/, by name, as "docs/NAME.md". */
     static List<String> guides() throws IOException {
