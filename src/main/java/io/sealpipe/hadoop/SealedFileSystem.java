@@ -109,6 +109,35 @@ public class SealedFileSystem extends FileSystem {
     public static final String KEY_PROVIDER_PATH = "sealpipe.fs.key.provider.path";
     /** The name of the key in that provider. */
     public static final String KEY_NAME = "sealpipe.fs.key.name";
+    /**
+     * How new files are keyed: {@code direct} (the default), under the key's own material, which
+     * the provider must hand out ({@code GET} on a KMS); or {@code envelope}, under data keys that
+     * the KMS generates and unwraps ({@code GENERATE_EEK}, {@code DECRYPT_EEK}), each stored
+     * wrapped in the file's first 512 bytes, so that the KMS's key never leaves it: the mode for a
+     * KMS. A file system reads files of both kinds; statuses and listings compute lengths as its
+     * own mode writes files (docs/sealed-files.md, "Keys in a KMS").
+     */
+    public static final String KEY_MODE = "sealpipe.fs.key.mode";
+    /** Seconds one data key seals new files in envelope mode (default {@value #DEFAULT_DATA_KEY_WRITE_SECONDS}; 0: one per file). */
+    public static final String DATA_KEY_WRITE_SECONDS = "sealpipe.fs.data.key.write.seconds";
+    /** The default of {@value #DATA_KEY_WRITE_SECONDS}: five minutes. */
+    public static final long DEFAULT_DATA_KEY_WRITE_SECONDS = 300;
+    /** Files one data key seals at most in envelope mode (default {@value #DEFAULT_DATA_KEY_WRITE_FILES}; 0: one per file). */
+    public static final String DATA_KEY_WRITE_FILES = "sealpipe.fs.data.key.write.files";
+    /** The default of {@value #DATA_KEY_WRITE_FILES}. */
+    public static final long DEFAULT_DATA_KEY_WRITE_FILES = 10_000;
+    /**
+     * Seconds an unwrapped data key is kept for opening files after the KMS unwrapped it (default
+     * {@value #DEFAULT_DATA_KEY_READ_SECONDS}; 0: none kept, an unwrap per file opened): also how
+     * long a revoked {@code DECRYPT_EEK} may go on serving files already seen.
+     */
+    public static final String DATA_KEY_READ_SECONDS = "sealpipe.fs.data.key.read.seconds";
+    /** The default of {@value #DATA_KEY_READ_SECONDS}: five minutes. */
+    public static final long DEFAULT_DATA_KEY_READ_SECONDS = 300;
+    /** Unwrapped data keys kept at most for opening files (default {@value #DEFAULT_DATA_KEY_READ_KEYS}; 0: none). */
+    public static final String DATA_KEY_READ_KEYS = "sealpipe.fs.data.key.read.keys";
+    /** The default of {@value #DATA_KEY_READ_KEYS}. */
+    public static final int DEFAULT_DATA_KEY_READ_KEYS = 1000;
     /** Threads that seal one written file's chunks (1 to {@link Parallelism#MAX}); default 1. */
     public static final String PARALLELISM = "sealpipe.fs.parallelism";
     /** Decrypted 16 KiB chunks an open file keeps for nearby reads (0 to 64); default 8. */
@@ -186,7 +215,10 @@ public class SealedFileSystem extends FileSystem {
     private URI uri;
     private String innerScheme;
     private FileSystem inner;
-    private SealedKeys keys;
+    private SealedKeys keys;         // the key's own versions: direct-key files
+    private EnvelopeKeys envelopes;  // data keys the KMS wraps: envelope files
+    private boolean envelopeMode;    // whether new files are envelope files
+    private long prefix;             // the stored bytes before each message, as this mode writes files: 0 or 512
     private int cachedChunks;
     private boolean compress;
     private boolean downgradeSyncable;
@@ -250,7 +282,15 @@ public class SealedFileSystem extends FileSystem {
             throw new IllegalArgumentException(DOWNGRADE_SYNCABLE_EXCEPTIONS + " must be true or false, not " + downgrade);
         }
         downgradeSyncable = Boolean.parseBoolean(downgrade);
-        keys = SealedKeys.load(conf, parallelism);
+        String mode = conf.getTrimmed(KEY_MODE, "direct");
+        if (!mode.equals("direct") && !mode.equals("envelope")) {
+            throw new IOException(KEY_MODE + "=" + mode + " is not a key mode sealed files know: use direct (the default:"
+                    + " the key's own material) or envelope (data keys wrapped by the KMS)");
+        }
+        envelopeMode = mode.equals("envelope");
+        prefix = envelopeMode ? Envelope.LENGTH : 0;
+        keys = SealedKeys.load(conf, parallelism, !envelopeMode);
+        envelopes = EnvelopeKeys.load(conf, parallelism, null, System::nanoTime);
         workingDirectory = toSealed(inner.getWorkingDirectory());
     }
 
@@ -316,8 +356,8 @@ public class SealedFileSystem extends FileSystem {
         Path path = toSealed(stored.getPath());
         long length = stored.getLen();
         if (stored.isFile()) {
-            length = listedLength(stored.getLen());
-            if (compress && GcmStreams.plaintextLength(stored.getLen()) >= 0) {
+            length = listedLength(stored.getLen(), prefix);
+            if (compress && plaintextLength(stored.getLen(), prefix) >= 0) {
                 try {
                     length = contentLength(path, stored);
                 } catch (StreamAuthenticationException | SealedKeys.NoVersionMatches e) {
@@ -344,17 +384,35 @@ public class SealedFileSystem extends FileSystem {
      * @return the plaintext length, 0 or more (1 or more for a length no sealed file has)
      */
     public static long listedLength(long storedLength) {
-        long sealed = GcmStreams.plaintextLength(storedLength);
+        return listedLength(storedLength, 0);
+    }
+
+    /**
+     * {@link #listedLength(long)} of a file whose message follows {@code prefix} bytes (an
+     * envelope's 512, or 0).
+     */
+    static long listedLength(long storedLength, long prefix) {
+        long sealed = plaintextLength(storedLength, prefix);
         if (sealed >= 0) {
             return sealed;
         }
-        return Math.max(0, storedLength - GcmStreams.HEADER_LENGTH) / SEALED_CHUNK * CHUNK + 1;
+        return Math.max(0, storedLength - prefix - GcmStreams.HEADER_LENGTH) / SEALED_CHUNK * CHUNK + 1;
+    }
+
+    /** {@link GcmStreams#plaintextLength} of a message after {@code prefix} bytes: -1 for a length no such file has. */
+    static long plaintextLength(long storedLength, long prefix) {
+        return storedLength < prefix ? -1 : GcmStreams.plaintextLength(storedLength - prefix);
+    }
+
+    /** The stored length of {@code plainLength} bytes in a message after {@code prefix} bytes. */
+    static long storedLength(long plainLength, long prefix) {
+        return prefix + GcmStreams.ciphertextLength(plainLength);
     }
 
     /** Opens the file to learn whether it is compressed and, if so, its uncompressed length. */
     private long contentLength(Path path, FileStatus stored) throws IOException {
         FSDataInputStream in = inner.open(stored.getPath());
-        try (SealedInputStream content = SealedInputStream.open(path, in, stored.getLen(), keys, 0, true, null)) {
+        try (SealedInputStream content = SealedInputStream.open(path, in, stored.getLen(), keys, envelopes, 0, true, null)) {
             return content.length();
         }
     }
@@ -421,7 +479,7 @@ public class SealedFileSystem extends FileSystem {
         long plainLength = given != null ? given.getLen() : longOption(options, OPEN_LENGTH);
         FileStatus storedStatus;
         if (!compress && plainLength >= 0 && plainLength / CHUNK < (1L << 38)) {
-            storedStatus = new FileStatus(GcmStreams.ciphertextLength(plainLength), false, 0, 0, 0, stored);
+            storedStatus = new FileStatus(storedLength(plainLength, prefix), false, 0, 0, 0, stored);
         } else {
             storedStatus = inner.getFileStatus(stored);
         }
@@ -438,7 +496,7 @@ public class SealedFileSystem extends FileSystem {
                 if (plain < 0 || plain / CHUNK >= (1L << 38)) {
                     continue; // none, or past any sealed file: the wrapped file system has no use for it
                 }
-                value = Long.toString(storedOffset(plain));
+                value = Long.toString(storedOffset(plain, prefix));
             }
             if (mandatory.contains(key)) {
                 builder.must(key, value);
@@ -451,8 +509,8 @@ public class SealedFileSystem extends FileSystem {
         }
         FSDataInputStream in = FutureIO.awaitFuture(builder.build());
         statistics.incrementReadOps(1);
-        return new FSDataInputStream(SealedInputStream.open(makeQualified(f), in, storedStatus.getLen(), keys, cachedChunks,
-                compress, statistics));
+        return new FSDataInputStream(SealedInputStream.open(makeQualified(f), in, storedStatus.getLen(), keys, envelopes,
+                cachedChunks, compress, statistics));
     }
 
     /**
@@ -518,13 +576,31 @@ public class SealedFileSystem extends FileSystem {
      * streams are destroyed once the file's stream has what it needs.
      */
     private FSDataOutputStream sealed(Path f, StoredFile stored) throws IOException {
-        GcmStreams key = keys.forWriting(compress);
+        GcmStreams key;
+        byte[] envelope = null;
+        if (envelopeMode) {
+            EnvelopeKeys.Sealing sealing;
+            try {
+                sealing = envelopes.forWriting(compress);
+            } catch (org.apache.hadoop.security.AccessControlException e) {
+                org.apache.hadoop.security.AccessControlException denied =
+                        new org.apache.hadoop.security.AccessControlException(f + ": " + e.getMessage());
+                denied.initCause(e);
+                throw denied;
+            } catch (IOException e) {
+                throw new IOException(f + ": " + e.getMessage(), e);
+            }
+            key = sealing.streams();
+            envelope = sealing.envelope().bytes();
+        } else {
+            key = keys.forWriting(compress);
+        }
         try {
             FSDataOutputStream out = stored.create();
             statistics.incrementWriteOps(1);
             try {
-                return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), out, key, compress, downgradeSyncable,
-                        keys), statistics);
+                return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), out, envelope, key, compress,
+                        downgradeSyncable, keys), statistics);
             } catch (Throwable e) { // an Error too (snappy-java's native library failing to load)
                 IOException cleanup = SealedOutputStream.abandon(out); // an object store stores nothing
                 if (cleanup != null) {
@@ -618,8 +694,8 @@ public class SealedFileSystem extends FileSystem {
         BlockLocation[] blocks = stored.getBlockLocations();
         if (blocks != null && stored.isFile()) {
             long plainLength = status.getLen();
-            blocks = GcmStreams.plaintextLength(stored.getLen()) == plainLength || !compress
-                    ? toPlaintext(blocks, plainLength)
+            blocks = plaintextLength(stored.getLen(), prefix) == plainLength || !compress
+                    ? toPlaintext(blocks, plainLength, prefix)
                     : scaled(blocks, stored.getLen(), plainLength, 0, plainLength);
         }
         return new LocatedFileStatus(status, blocks);
@@ -649,7 +725,7 @@ public class SealedFileSystem extends FileSystem {
         ContentSummary stored = inner.getContentSummary(toWrapped(f));
         long length = 0;
         if (stored.getDirectoryCount() == 0 && stored.getFileCount() == 1) { // a file: a directory counts itself
-            length = compress ? getFileStatus(f).getLen() : listedLength(stored.getLength());
+            length = compress ? getFileStatus(f).getLen() : listedLength(stored.getLength(), prefix);
         } else if (stored.getFileCount() > 0) {
             RemoteIterator<LocatedFileStatus> files = listFiles(f, true);
             while (files.hasNext()) {
@@ -909,20 +985,20 @@ public class SealedFileSystem extends FileSystem {
             // place for its content in the stored bytes: the locations of the whole stored file,
             // their offsets scaled to the content (a locality hint, as Hadoop uses them).
             FileStatus stored = inner.getFileStatus(toWrapped(file.getPath()));
-            if (GcmStreams.plaintextLength(stored.getLen()) != plainLength) {
+            if (plaintextLength(stored.getLen(), prefix) != plainLength) {
                 BlockLocation[] blocks = inner.getFileBlockLocations(stored, 0, stored.getLen());
                 return blocks == null ? null : scaled(blocks, stored.getLen(), plainLength, start, len);
             }
         }
-        long[] range = storedRange(start, len, plainLength);
+        long[] range = storedRange(start, len, plainLength, prefix);
         // The stored file's status, made from this one (its stored length follows from the
         // plaintext length): the wrapped file system is not asked for it. S3A, like every file
         // system without locality, answers from the status alone; HDFS asks its NameNode for the
         // blocks, as it would for the plain file.
-        FileStatus stored = new FileStatus(GcmStreams.ciphertextLength(plainLength), false, file.getReplication(),
+        FileStatus stored = new FileStatus(storedLength(plainLength, prefix), false, file.getReplication(),
                 file.getBlockSize(), file.getModificationTime(), toWrapped(file.getPath()));
         BlockLocation[] blocks = inner.getFileBlockLocations(stored, range[0], range[1] - range[0]);
-        return blocks == null ? null : toPlaintext(blocks, plainLength);
+        return blocks == null ? null : toPlaintext(blocks, plainLength, prefix);
     }
 
     /**
@@ -954,10 +1030,15 @@ public class SealedFileSystem extends FileSystem {
      * included (for {@code len} 0, the chunk holding {@code start}).
      */
     static long[] storedRange(long start, long len, long plainLength) {
+        return storedRange(start, len, plainLength, 0);
+    }
+
+    /** {@link #storedRange(long, long, long)} of a file whose message follows {@code prefix} bytes. */
+    static long[] storedRange(long start, long len, long plainLength, long prefix) {
         long end = len >= plainLength - start ? plainLength : start + len;
         long last = Math.max(start, end - 1);
-        long to = Math.min(storedOffset(last) + SEALED_CHUNK, GcmStreams.ciphertextLength(plainLength));
-        return new long[] {storedOffset(start), to};
+        long to = Math.min(storedOffset(last, prefix) + SEALED_CHUNK, storedLength(plainLength, prefix));
+        return new long[] {storedOffset(start, prefix), to};
     }
 
     /**
@@ -967,10 +1048,15 @@ public class SealedFileSystem extends FileSystem {
      * (only the final chunk's tag) is left out. Changes and returns the blocks given.
      */
     static BlockLocation[] toPlaintext(BlockLocation[] stored, long plainLength) {
+        return toPlaintext(stored, plainLength, 0);
+    }
+
+    /** {@link #toPlaintext(BlockLocation[], long)} of a file whose message follows {@code prefix} bytes. */
+    static BlockLocation[] toPlaintext(BlockLocation[] stored, long plainLength, long prefix) {
         List<BlockLocation> plain = new ArrayList<>(stored.length);
         for (BlockLocation block : stored) {
-            long from = plainOffset(block.getOffset(), plainLength);
-            long to = plainOffset(block.getOffset() + block.getLength(), plainLength);
+            long from = plainOffset(block.getOffset() - prefix, plainLength);
+            long to = plainOffset(block.getOffset() + block.getLength() - prefix, plainLength);
             if (to > from) {
                 block.setOffset(from);
                 block.setLength(to - from);
@@ -981,8 +1067,8 @@ public class SealedFileSystem extends FileSystem {
     }
 
     /** Where the chunk holding plaintext byte {@code plain} starts in the stored file. */
-    private static long storedOffset(long plain) {
-        return GcmStreams.HEADER_LENGTH + (plain / CHUNK) * SEALED_CHUNK;
+    private static long storedOffset(long plain, long prefix) {
+        return prefix + GcmStreams.HEADER_LENGTH + (plain / CHUNK) * SEALED_CHUNK;
     }
 
     /** The plaintext position of stored byte {@code stored} (a tag counts as its chunk's end). */
@@ -1035,7 +1121,15 @@ public class SealedFileSystem extends FileSystem {
             if (keys != null) {
                 keys.close();
             }
+            if (envelopes != null) {
+                envelopes.close();
+            }
         }
+    }
+
+    /** The data keys of envelope files: for tests (their KMS calls). */
+    EnvelopeKeys envelopeKeys() {
+        return envelopes;
     }
 
     @Override

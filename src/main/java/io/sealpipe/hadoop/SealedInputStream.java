@@ -7,6 +7,7 @@ import io.sealpipe.gcm.GcmStreams;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.IntFunction;
@@ -36,17 +37,19 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
     private final FSDataInputStream in;
     private final SealedContent channel; // the plaintext, or the decompressed content
     private final GcmSeekableChannel message; // the plaintext's chunks, for vectored reads; null if compressed
+    private final long base; // where the message starts in the stored file: after an envelope, or 0
     private final long length; // plaintext, from the stored length (authenticated when the end is read)
     private final FileSystem.Statistics statistics; // plaintext bytes read, for Spark's and MapReduce's input metrics
     private final ByteBuffer oneByte = ByteBuffer.allocate(1);
     private final IOStatistics ioStatistics;
 
     private SealedInputStream(Path path, FSDataInputStream in, SealedContent channel, GcmSeekableChannel message,
-            long length, FileSystem.Statistics statistics) {
+            long base, long length, FileSystem.Statistics statistics) {
         this.path = path;
         this.in = in;
         this.channel = channel;
         this.message = message;
+        this.base = base;
         this.length = length;
         this.statistics = statistics;
         this.ioStatistics = IOStatisticsBinding.dynamicIOStatistics()
@@ -68,35 +71,72 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
     }
 
     /**
-     * Reads the header of the file in {@code in} ({@code storedLength} bytes), finds the key
-     * version that wrote it and opens it. Closes {@code in} if it fails. A file whose stored
-     * length no sealed file has (still being written, or cut short) opens with its listed length
+     * Reads the header of the file in {@code in} ({@code storedLength} bytes), finds its key and
+     * opens it: an envelope file (it begins with an envelope) under its data key, unwrapped by
+     * {@code envelopes}; a direct-key file under the key version that {@code keys} finds for its
+     * header. Closes {@code in} if it fails. A file whose stored length no sealed file has (still
+     * being written, or cut short) opens with its listed length
      * ({@link SealedFileSystem#listedLength}: its whole sealed chunks and one byte); reading past
      * the whole chunks fails as truncated, never as the end of the file.
      *
-     * @throws IOException naming {@code path} if the stored length is shorter than a header, no
-     *     key version matches or reading fails; for a compressed file, also if it is not whole
+     * @throws IOException naming {@code path} if the stored length is shorter than a header, the
+     *     envelope is cut short, corrupt or of an unknown version, no key matches, the KMS refuses
+     *     or fails, or reading fails; for a compressed file, also if it is not whole
      */
-    static SealedInputStream open(Path path, FSDataInputStream in, long storedLength, SealedKeys keys, int cachedChunks,
-            boolean compression, FileSystem.Statistics statistics) throws IOException {
+    static SealedInputStream open(Path path, FSDataInputStream in, long storedLength, SealedKeys keys,
+            EnvelopeKeys envelopes, int cachedChunks, boolean compression, FileSystem.Statistics statistics)
+            throws IOException {
         try {
             if (storedLength < GcmStreams.HEADER_LENGTH) {
                 throw new IOException(path + ": its stored length, " + storedLength + " bytes, is shorter than a sealed"
                         + " file's header (56 bytes; a whole sealed file has at least 72): it is still being written, was cut"
                         + " short, or was written without sealpipe");
             }
-            long length = SealedFileSystem.listedLength(storedLength); // whole chunks and one byte, if unfinished
-            byte[] header = new byte[GcmStreams.HEADER_LENGTH];
-            in.readFully(0, header); // handed to the channel (Input): read once, one request on an object store
-            SealedKeys.Match match = keys.forReading(header, path);
+            // One read for the header of either kind: an envelope and its message's header, or a
+            // direct file's header and the start of its first chunk (one request on an object store).
+            byte[] first = new byte[(int) Math.min(storedLength, Envelope.LENGTH + GcmStreams.HEADER_LENGTH)];
+            in.readFully(0, first);
+            long base = 0;
+            GcmStreams streams;
+            boolean compressed;
+            if (Envelope.startsWithMagic(first)) {
+                if (storedLength < Envelope.LENGTH + GcmStreams.HEADER_LENGTH) {
+                    throw new IOException(path + ": it begins with an envelope but is " + storedLength + " bytes long, shorter"
+                            + " than an envelope and a message header (" + (Envelope.LENGTH + GcmStreams.HEADER_LENGTH)
+                            + " bytes): it was cut short or is still being written. No byte of it was decrypted.");
+                }
+                Envelope envelope;
+                try {
+                    envelope = Envelope.parse(first);
+                } catch (IOException e) {
+                    throw new IOException(path + ": its envelope cannot be read: " + e.getMessage() + " (key '"
+                            + envelopes.keyName() + "' in " + envelopes.providerPath() + "). No byte of it was decrypted.", e);
+                }
+                base = Envelope.LENGTH;
+                streams = envelopes.forReading(envelope, path);
+                compressed = envelope.compressed();
+                if (!streams.matchesHeader(Arrays.copyOfRange(first, Envelope.LENGTH, first.length))) {
+                    streams.destroy();
+                    throw new SealedKeys.NoVersionMatches(path + ": the data key in its envelope (key '"
+                            + envelope.keyName() + "', version " + envelope.versionName() + ", in "
+                            + envelopes.providerPath() + ") does not match the file's key commitment: the envelope or the"
+                            + " header was changed, or the envelope belongs to another file. No byte of it was decrypted.");
+                }
+            } else {
+                SealedKeys.Match match = keys.forReading(Arrays.copyOf(first, GcmStreams.HEADER_LENGTH), path);
+                streams = match.streams();
+                compressed = match.compressed();
+            }
+            long length = SealedFileSystem.listedLength(storedLength, base); // whole chunks and one byte, if unfinished
             GcmSeekableChannel channel;
             try {
-                channel = match.streams().open(new Input(in, header), storedLength, cachedChunks);
+                channel = streams.open(new Input(in, base, Arrays.copyOfRange(first, (int) base,
+                        (int) base + GcmStreams.HEADER_LENGTH)), storedLength - base, cachedChunks);
             } finally {
-                match.streams().destroy(); // the channel keeps what it needs
+                streams.destroy(); // the channel keeps what it needs
             }
-            if (!match.compressed()) {
-                return new SealedInputStream(path, in, SealedContent.of(channel, length), channel, length, statistics);
+            if (!compressed) {
+                return new SealedInputStream(path, in, SealedContent.of(channel, length), channel, base, length, statistics);
             }
             SnappyIndexedContent content;
             try {
@@ -109,7 +149,7 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
                 channel.close();
                 throw e;
             }
-            return new SealedInputStream(path, in, content, null, content.length(), statistics);
+            return new SealedInputStream(path, in, content, null, base, content.length(), statistics);
         } catch (StreamAuthenticationException e) {
             closeAfter(in, e);
             throw e.in(path.toString());
@@ -139,16 +179,18 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
      */
     private static final class Input implements PositionedInput {
         private final FSDataInputStream in;
+        private final long base; // where the message starts in the stored file
         private byte[] header; // until the channel's first read takes it
 
-        Input(FSDataInputStream in, byte[] header) {
+        Input(FSDataInputStream in, long base, byte[] header) {
             this.in = in;
+            this.base = base;
             this.header = header;
         }
 
         @Override
         public int read(long position, byte[] buffer, int offset, int length) throws IOException {
-            return in.read(position, buffer, offset, length);
+            return in.read(base + position, buffer, offset, length);
         }
 
         @Override
@@ -159,8 +201,8 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
                 System.arraycopy(h, 0, buffer, offset, length);
                 return length;
             }
-            if (in.getPos() != position) {
-                in.seek(position);
+            if (in.getPos() != base + position) {
+                in.seek(base + position);
             }
             return in.read(buffer, offset, length);
         }
@@ -265,7 +307,7 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
             super.readVectored(ranges, allocate);
             return;
         }
-        long bytes = SealedVectoredRead.read(path, in, message, length, ranges, allocate);
+        long bytes = SealedVectoredRead.read(path, in, base, message, length, ranges, allocate);
         if (statistics != null) {
             statistics.incrementBytesRead(bytes); // here, in the caller's thread: Spark's task metrics read its counts
         }

@@ -207,8 +207,13 @@ final class SealedKeys implements Closeable {
      *     exist in it
      */
     static SealedKeys load(Configuration conf, int parallelism) throws IOException {
+        return load(conf, parallelism, true);
+    }
+
+    /** {@link #load(Configuration, int)}, checking that the key exists now only if {@code check}. */
+    static SealedKeys load(Configuration conf, int parallelism, boolean check) throws IOException {
         String path = conf.getTrimmed(SealedFileSystem.KEY_PROVIDER_PATH);
-        return load(conf, parallelism, () -> newProvider(conf, path), System::nanoTime);
+        return load(conf, parallelism, () -> newProvider(conf, path), System::nanoTime, check);
     }
 
     /**
@@ -216,6 +221,16 @@ final class SealedKeys implements Closeable {
      * told by {@code nanoTime} (as {@link System#nanoTime()}): for tests.
      */
     static SealedKeys load(Configuration conf, int parallelism, Providers providers, LongSupplier nanoTime)
+            throws IOException {
+        return load(conf, parallelism, providers, nanoTime, true);
+    }
+
+    /**
+     * {@link #load(Configuration, int, Providers, LongSupplier)}, asking the provider for the key's
+     * metadata first only if {@code check}: a file system in envelope mode reads direct-key files
+     * with these, and must start under a KMS that denies {@code GET_METADATA}.
+     */
+    static SealedKeys load(Configuration conf, int parallelism, Providers providers, LongSupplier nanoTime, boolean check)
             throws IOException {
         String path = required(conf, SealedFileSystem.KEY_PROVIDER_PATH,
                 "the URI of the Hadoop KeyProvider that holds the key, such as jceks://file/etc/sealpipe/keys.jceks or kms://http@kms:9600/kms");
@@ -225,6 +240,9 @@ final class SealedKeys implements Closeable {
                 SealedFileSystem.DEFAULT_KEY_REFRESH_SECONDS);
         long missRefreshNanos = nanos(conf, SealedFileSystem.KEY_MISS_REFRESH_SECONDS,
                 SealedFileSystem.DEFAULT_KEY_MISS_REFRESH_SECONDS);
+        if (!check) {
+            return new SealedKeys(providers, nanoTime, path, name, parallelism, refreshNanos, missRefreshNanos);
+        }
         KeyProvider provider = providers.open();
         try {
             KeyProvider.Metadata metadata;
@@ -244,7 +262,7 @@ final class SealedKeys implements Closeable {
     }
 
     /** The seconds set for {@code key} (0 or more), in nanoseconds. */
-    private static long nanos(Configuration conf, String key, long defaultSeconds) {
+    static long nanos(Configuration conf, String key, long defaultSeconds) {
         long seconds = conf.getLong(key, defaultSeconds);
         if (seconds < 0) {
             throw new IllegalArgumentException(key + " must be 0 or more, not " + seconds);
@@ -257,11 +275,19 @@ final class SealedKeys implements Closeable {
      * that names the key and the provider, which a KMS client's own messages do not.
      */
     private static IOException unreadable(String name, String path, IOException e) {
+        if (e instanceof org.apache.hadoop.security.AccessControlException) { // HTTP 403: a refusal, not an outage
+            org.apache.hadoop.security.AccessControlException denied = new org.apache.hadoop.security.AccessControlException(
+                    "the KMS " + path + " refused to hand out the key '" + name + "' (" + SealedFileSystem.KEY_PROVIDER_PATH
+                    + "): " + e.getMessage() + "; a secured KMS gives clients no key, only data keys: set "
+                    + SealedFileSystem.KEY_MODE + "=envelope (docs/sealed-files.md, \"Keys in a KMS\")");
+            denied.initCause(e);
+            return denied;
+        }
         return new IOException("cannot read the key '" + name + "' from " + path + " (" + SealedFileSystem.KEY_PROVIDER_PATH
                 + "): " + e + "; check that the provider is reachable and lets this user read the key", e);
     }
 
-    private static String required(Configuration conf, String key, String what) throws IOException {
+    static String required(Configuration conf, String key, String what) throws IOException {
         String value = conf.getTrimmed(key);
         if (value == null || value.isEmpty()) {
             throw new IOException(key + " is not set: set it to " + what);
@@ -269,7 +295,7 @@ final class SealedKeys implements Closeable {
         return value;
     }
 
-    private static KeyProvider newProvider(Configuration conf, String path) throws IOException {
+    static KeyProvider newProvider(Configuration conf, String path) throws IOException {
         URI uri;
         try {
             uri = new URI(path);
@@ -320,7 +346,7 @@ final class SealedKeys implements Closeable {
         synchronized (this) {
             checkOpen();
             if (failed != null) { // nothing newer is known
-                throw new IOException(failed.getMessage(), failed);
+                throw rethrown("", failed);
             }
             if (current == null) {
                 throw new IOException(cannotWrite);
@@ -366,7 +392,7 @@ final class SealedKeys implements Closeable {
                 mine = true;
             } else {
                 if (lastFailure != null) {
-                    throw new IOException(path + ": " + lastFailure.getMessage(), lastFailure);
+                    throw rethrown(path + ": ", lastFailure);
                 }
                 throw noVersionMatches(path, "; a version rolled since the provider was last read for such a file, less"
                         + " than " + SealedFileSystem.KEY_MISS_REFRESH_SECONDS + "=" + missRefreshNanos / 1_000_000_000L
@@ -386,10 +412,20 @@ final class SealedKeys implements Closeable {
                 return found;
             }
             if (failed != null) {
-                throw new IOException(path + ": " + failed.getMessage(), failed);
+                throw rethrown(path + ": ", failed);
             }
             throw noVersionMatches(path, "");
         }
+    }
+
+    /** A read's failure for one caller: a refusal stays an {@code AccessControlException}. */
+    private static IOException rethrown(String prefix, Exception failure) {
+        if (failure instanceof org.apache.hadoop.security.AccessControlException) {
+            IOException denied = new org.apache.hadoop.security.AccessControlException(prefix + failure.getMessage());
+            denied.initCause(failure);
+            return denied;
+        }
+        return new IOException(prefix + failure.getMessage(), failure);
     }
 
     /** Under this: a file matches no version kept ({@code more} says more about why, or is empty). */
@@ -509,7 +545,12 @@ final class SealedKeys implements Closeable {
             }
             synchronized (this) {
                 lastFailure = failure;
-                unreachable = failure != null && providerFailed ? failure : null;
+                boolean refused = failure instanceof org.apache.hadoop.security.AccessControlException;
+                if (refused && !closed) { // the user lost access: what was read before is no longer theirs to use
+                    forget();
+                    cannotWrite = failure.getMessage();
+                }
+                unreachable = failure != null && providerFailed && !refused ? failure : null;
                 failedReadAt = read.startedAt;
                 read.failure = failure;
                 reading = null;

@@ -47,17 +47,21 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
     private volatile boolean aborted;
 
     /**
+     * @param envelope the envelope to write before the message (envelope mode), or null
      * @param streams the key version's streams: of the compressed context if {@code compress};
      *     this stream takes what it needs from them now
      * @param compress whether the content is compressed ({@link SnappyIndexedOutputStream})
      * @param keys the file system's keys: once they are closed, this file is abandoned unsealed
      *     at its next call
      */
-    SealedOutputStream(Path path, FSDataOutputStream out, GcmStreams streams, boolean compress, boolean downgradeSyncable,
-            SealedKeys keys) throws IOException {
+    SealedOutputStream(Path path, FSDataOutputStream out, byte[] envelope, GcmStreams streams, boolean compress,
+            boolean downgradeSyncable, SealedKeys keys) throws IOException {
         this.path = path;
         this.out = out;
         this.keys = keys;
+        if (envelope != null) {
+            out.write(envelope); // alone, no file any reader accepts (the message must follow); a failure: the caller abandons out
+        }
         this.gcm = streams.encrypt(new KeptOpen(out));
         try {
             this.snappy = compress ? new SnappyIndexedOutputStream(gcm) : null;

@@ -34,11 +34,13 @@ final class SealedVectoredRead {
     private static final int MAX_SPAN_CHUNKS = 64;
 
     private final Path path;
+    private final long base; // where the message starts in the stored file: after an envelope, or 0
     private final GcmSeekableChannel message;
     private final long length;
 
-    private SealedVectoredRead(Path path, GcmSeekableChannel message, long length) {
+    private SealedVectoredRead(Path path, long base, GcmSeekableChannel message, long length) {
         this.path = path;
+        this.base = base;
         this.message = message;
         this.length = length;
     }
@@ -48,15 +50,16 @@ final class SealedVectoredRead {
      * {@code in} holds: each range's future is set, and its buffer allocated, before this
      * returns (in the caller's thread).
      *
+     * @param base where the message starts in the stored file (after an envelope, or 0)
      * @param length the plaintext length as listed (from the stored length)
      * @return the bytes of the ranges that lie in the file (to count as read, in the caller's thread)
      * @throws IllegalArgumentException if ranges overlap or a length is negative
      * @throws EOFException if an offset is negative
      * @throws IOException if the wrapped stream refuses the read
      */
-    static long read(Path path, FSDataInputStream in, GcmSeekableChannel message, long length,
+    static long read(Path path, FSDataInputStream in, long base, GcmSeekableChannel message, long length,
             List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate) throws IOException {
-        return new SealedVectoredRead(path, message, length).start(in, ranges, allocate);
+        return new SealedVectoredRead(path, base, message, length).start(in, ranges, allocate);
     }
 
     private long start(FSDataInputStream in, List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate)
@@ -240,7 +243,7 @@ final class SealedVectoredRead {
         FileRange sealedRange() throws IOException {
             long from = GcmSeekableChannel.sealedOffset(first);
             long to = GcmSeekableChannel.sealedOffset(last) + message.sealedLength(last);
-            return FileRange.createFileRange(from, (int) (to - from), this); // at most 64 sealed chunks
+            return FileRange.createFileRange(base + from, (int) (to - from), this); // at most 64 sealed chunks
         }
 
         /** Opens the span's chunks in order and hands each its ranges' parts. */

@@ -1,0 +1,218 @@
+package io.sealpipe.hadoop;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * The envelope of a sealed file whose key is a data key wrapped by a KMS (envelope mode,
+ * docs/FORMAT.md "Envelope files"): the first {@value #LENGTH} bytes of the stored file, before
+ * the chunked-encryption message. It names the KMS kind, the key and the key version that
+ * wrapped the data key, and holds the wrapped data key and its IV; the message after it is
+ * sealed under the unwrapped data key with these {@value #LENGTH} bytes as its context, so a
+ * changed envelope fails the key commitment like a wrong key.
+ *
+ * <pre>
+ * offset  bytes  field
+ * 0       8      magic 89 53 50 45 4E 56 0D 0A ("\x89SPENV\r\n")
+ * 8       1      format version: 1
+ * 9       1      KMS kind: 1, a Hadoop KeyProvider's encrypted key (KeyProviderCryptoExtension)
+ * 10      1      content: 0 the file's bytes, 1 Snappy-compressed with a frame index
+ * 11      1      data key length in bytes: 32 (Cobblestone-256)
+ * 12      2+n    key name, UTF-8, n = 1..255 (big-endian length first)
+ *         2+n    key version name that wrapped the data key, UTF-8, n = 1..255
+ *         2+n    IV of the wrapped data key, n = 0..64
+ *         2+n    wrapped data key, n = 1..256
+ *         ...    zero bytes up to offset 512 (the fields together fit in it)
+ * 512            the chunked-encryption message (Cobblestone-256 under the data key)
+ * </pre>
+ *
+ * A fixed length, so that a file's plaintext length follows from its stored length alone:
+ * {@code GcmStreams.plaintextLength(stored - 512)}. Parsing is strict: any other magic, version,
+ * kind, content or key length, a field out of its bounds, or a non-zero byte in the padding is
+ * refused. Immutable; its arrays are copies.
+ */
+final class Envelope {
+    /** The bytes of every envelope of version 1. */
+    static final int LENGTH = 512;
+    /** The first bytes of every envelope: a direct-key file starts with a random salt instead. */
+    static final byte[] MAGIC = {(byte) 0x89, 'S', 'P', 'E', 'N', 'V', '\r', '\n'};
+    static final int VERSION = 1;
+    /** A data key wrapped by a Hadoop {@code KeyProviderCryptoExtension} (a KMS, or a keystore). */
+    static final int KIND_HADOOP = 1;
+    static final int CONTENT_PLAIN = 0;
+    static final int CONTENT_SNAPPY = 1;
+    /** The data key length: Cobblestone-256. */
+    static final int DATA_KEY_BYTES = 32;
+
+    private static final int FIXED = 12;
+    private static final int MAX_NAME = 255;
+    private static final int MAX_IV = 64;
+    private static final int MAX_WRAPPED = 256;
+
+    private final int kind;
+    private final boolean compressed;
+    private final String keyName;
+    private final String versionName;
+    private final byte[] iv;
+    private final byte[] wrappedKey;
+    private final byte[] bytes; // the whole envelope, as stored: the message's context
+
+    private Envelope(int kind, boolean compressed, String keyName, String versionName, byte[] iv, byte[] wrappedKey,
+            byte[] bytes) {
+        this.kind = kind;
+        this.compressed = compressed;
+        this.keyName = keyName;
+        this.versionName = versionName;
+        this.iv = iv;
+        this.wrappedKey = wrappedKey;
+        this.bytes = bytes;
+    }
+
+    /**
+     * The envelope of a new file.
+     *
+     * @throws IOException if a field is out of its bounds (a KMS answer this format cannot hold)
+     */
+    static Envelope of(boolean compressed, String keyName, String versionName, byte[] iv, byte[] wrappedKey)
+            throws IOException {
+        byte[] name = utf8(keyName);
+        byte[] version = utf8(versionName);
+        check(name.length >= 1 && name.length <= MAX_NAME, "the key name is 1 to 255 bytes of UTF-8, not " + name.length);
+        check(version.length >= 1 && version.length <= MAX_NAME,
+                "the key version name is 1 to 255 bytes of UTF-8, not " + version.length);
+        check(iv.length <= MAX_IV, "the wrapped key's IV is at most 64 bytes, not " + iv.length);
+        check(wrappedKey.length >= 1 && wrappedKey.length <= MAX_WRAPPED,
+                "the wrapped key is 1 to 256 bytes, not " + wrappedKey.length);
+        int total = FIXED + 8 + name.length + version.length + iv.length + wrappedKey.length;
+        check(total <= LENGTH, "the envelope's fields take " + total + " bytes, more than its " + LENGTH
+                + " (a shorter key name, or a KMS whose wrapped keys are shorter)");
+        ByteBuffer out = ByteBuffer.allocate(LENGTH);
+        out.put(MAGIC).put((byte) VERSION).put((byte) KIND_HADOOP)
+                .put((byte) (compressed ? CONTENT_SNAPPY : CONTENT_PLAIN)).put((byte) DATA_KEY_BYTES);
+        for (byte[] field : new byte[][] {name, version, iv, wrappedKey}) {
+            out.putShort((short) field.length).put(field);
+        }
+        return new Envelope(KIND_HADOOP, compressed, keyName, versionName, iv.clone(), wrappedKey.clone(), out.array());
+    }
+
+    /** Whether {@code stored} (a file's first bytes) begins with the envelope's magic. */
+    static boolean startsWithMagic(byte[] stored) {
+        return stored.length >= MAGIC.length && Arrays.equals(stored, 0, MAGIC.length, MAGIC, 0, MAGIC.length);
+    }
+
+    /**
+     * Reads the envelope in {@code stored}'s first {@value #LENGTH} bytes.
+     *
+     * @throws IOException saying what is wrong, if they are no envelope this version knows
+     */
+    static Envelope parse(byte[] stored) throws IOException {
+        check(stored.length >= LENGTH, "the envelope is cut short: " + stored.length + " of its " + LENGTH + " bytes");
+        check(startsWithMagic(stored), "it does not begin with an envelope's magic bytes");
+        ByteBuffer in = ByteBuffer.wrap(stored, 0, LENGTH);
+        in.position(MAGIC.length);
+        int version = in.get() & 0xff;
+        check(version == VERSION, "its envelope is of format version " + version + ", which this sealpipe does not know"
+                + " (it reads version " + VERSION + "): read it with a newer sealpipe");
+        int kind = in.get() & 0xff;
+        check(kind == KIND_HADOOP, "its envelope names KMS kind " + kind + ", which this sealpipe does not know (it knows "
+                + KIND_HADOOP + ", a Hadoop KeyProvider)");
+        int content = in.get() & 0xff;
+        check(content == CONTENT_PLAIN || content == CONTENT_SNAPPY, "its envelope names content " + content
+                + ", which this sealpipe does not know (0 plain, 1 snappy)");
+        int keyBytes = in.get() & 0xff;
+        check(keyBytes == DATA_KEY_BYTES, "its envelope names a data key of " + keyBytes + " bytes, not "
+                + DATA_KEY_BYTES);
+        String name = string(field(in, 1, MAX_NAME, "key name"), "key name");
+        String versionName = string(field(in, 1, MAX_NAME, "key version name"), "key version name");
+        byte[] iv = field(in, 0, MAX_IV, "IV");
+        byte[] wrapped = field(in, 1, MAX_WRAPPED, "wrapped key");
+        while (in.hasRemaining()) {
+            check(in.get() == 0, "its envelope has a non-zero byte in its padding, at offset " + (in.position() - 1));
+        }
+        return new Envelope(kind, content == CONTENT_SNAPPY, name, versionName, iv, wrapped,
+                Arrays.copyOf(stored, LENGTH));
+    }
+
+    private static byte[] field(ByteBuffer in, int min, int max, String what) throws IOException {
+        check(in.remaining() >= 2, "its envelope ends before its " + what);
+        int length = in.getShort() & 0xffff;
+        check(length >= min && length <= max, "its envelope's " + what + " is " + length + " bytes, not " + min + " to "
+                + max);
+        check(length <= in.remaining(), "its envelope's " + what + " of " + length + " bytes runs past its end");
+        byte[] field = new byte[length];
+        in.get(field);
+        return field;
+    }
+
+    private static String string(byte[] utf8, String what) throws IOException {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(utf8)).toString();
+        } catch (CharacterCodingException e) {
+            throw new IOException("its envelope's " + what + " is not UTF-8");
+        }
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static void check(boolean ok, String what) throws IOException {
+        if (!ok) {
+            throw new IOException(what);
+        }
+    }
+
+    int kind() {
+        return kind;
+    }
+
+    boolean compressed() {
+        return compressed;
+    }
+
+    String keyName() {
+        return keyName;
+    }
+
+    String versionName() {
+        return versionName;
+    }
+
+    byte[] iv() {
+        return iv.clone();
+    }
+
+    byte[] wrappedKey() {
+        return wrappedKey.clone();
+    }
+
+    /** The {@value #LENGTH} bytes as stored: the message's context. */
+    byte[] bytes() {
+        return bytes.clone();
+    }
+
+    /** The same wrapped data key with the other content: for a writer whose files differ only in that. */
+    Envelope withContent(boolean compressed) throws IOException {
+        return compressed == this.compressed ? this : of(compressed, keyName, versionName, iv, wrappedKey);
+    }
+
+    /**
+     * What identifies the wrapped data key (kind, key, version, IV, wrapped bytes), whatever the
+     * content: the key of the cache of unwrapped data keys.
+     */
+    ByteBuffer wrappedIdentity() {
+        byte[] whole = bytes.clone();
+        whole[10] = 0; // the content byte
+        return ByteBuffer.wrap(whole).asReadOnlyBuffer();
+    }
+
+    @Override
+    public String toString() {
+        return "Envelope(" + keyName + ", " + versionName + (compressed ? ", snappy" : "") + ")";
+    }
+}

@@ -1,0 +1,476 @@
+package io.sealpipe.hadoop;
+
+import io.sealpipe.AesKey;
+import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.internal.KeyAccess;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.ByteBuffer;
+import java.security.GeneralSecurityException;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.function.LongSupplier;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.crypto.key.KeyProvider;
+import org.apache.hadoop.crypto.key.KeyProvider.KeyVersion;
+import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension;
+import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension.EncryptedKeyVersion;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.security.AccessControlException;
+
+/**
+ * Data keys that a KMS generates and unwraps (envelope mode): the KMS's key never leaves it.
+ * Speaks Hadoop's {@link KeyProviderCryptoExtension}: {@code generateEncryptedKey} (the KMS's
+ * {@code GENERATE_EEK}) for a new data key in its wrapped form, {@code decryptEncryptedKey}
+ * ({@code DECRYPT_EEK}) to unwrap one. With {@code kms://} that is Hadoop's KMS protocol; with a
+ * keystore ({@code jceks://}) Hadoop's default extension does the same locally.
+ *
+ * <p><b>Writing.</b> A data key is generated and unwrapped (two KMS calls), then seals new files
+ * for {@code sealpipe.fs.data.key.write.seconds} and at most {@code
+ * sealpipe.fs.data.key.write.files} files (either 0: a data key per file); each file's own key
+ * still differs, derived from the data key and the file's random salt. One caller generates
+ * while the others that need a new key wait for it.
+ *
+ * <p><b>Reading.</b> Unwrapped data keys are kept, found by their wrapped form, for {@code
+ * sealpipe.fs.data.key.read.seconds} from the unwrap, and at most {@code
+ * sealpipe.fs.data.key.read.keys} of them (the least recently used goes first; either 0: none
+ * kept); a key dropped is zeroed. A data key this JVM generated is kept for reading too, so its
+ * own files cost no unwrap. Callers that need the same unwrap at once share one call. A KMS that
+ * refuses (HTTP 403: the user lost {@code DECRYPT_EEK}) or fails is asked again by the next file;
+ * nothing is kept from a failed call, and keys kept before go on serving only until their time
+ * is up, so a revoked access stops reads within {@code sealpipe.fs.data.key.read.seconds}.
+ *
+ * <p>The provider is made at the first call and made again once {@code
+ * sealpipe.fs.key.refresh.seconds} have passed, so that a key rolled by another process (a new
+ * key version, which new data keys are then wrapped under) is seen. Thread-safe.
+ * {@link #close()} zeroes every data key kept and closes the provider, waiting for no KMS call.
+ */
+final class EnvelopeKeys implements Closeable {
+    /** Makes the extension that wraps and unwraps data keys: for tests, one that counts its calls. */
+    @FunctionalInterface
+    interface Extensions {
+        KeyProviderCryptoExtension open() throws IOException;
+    }
+
+    /** A data key kept for writing: its envelope and its key, with when it was made and how often used. */
+    private static final class WriteKey {
+        final Envelope envelope;
+        final AesKey key;
+        final long madeAt;
+        int files;
+
+        WriteKey(Envelope envelope, AesKey key, long madeAt) {
+            this.envelope = envelope;
+            this.key = key;
+            this.madeAt = madeAt;
+        }
+    }
+
+    /** An unwrapped data key kept for reading, and when it was unwrapped. */
+    private record ReadKey(AesKey key, long unwrappedAt) {}
+
+    private final Extensions extensions;
+    private final LongSupplier nanoTime;
+    private final String providerPath;
+    private final String keyName;
+    private final int parallelism;
+    private final long refreshNanos;
+    private final long writeNanos;
+    private final long writeFiles;
+    private final long readNanos;
+    private final int readKeys;
+    private final Object generating = new Object(); // held by the one caller generating a data key
+    private KeyProviderCryptoExtension extension; // guarded by this; null until the first call
+    private long extensionMadeAt;                 // guarded by this
+    private WriteKey writeKey;                    // guarded by this; null: none, or used up
+    private final LinkedHashMap<ByteBuffer, ReadKey> readKeysKept = new LinkedHashMap<>(16, 0.75f, true); // guarded by this
+    private final Map<ByteBuffer, CompletableFuture<Void>> unwrapping = new HashMap<>(); // guarded by this
+    private long calls; // guarded by this: KMS calls made (generate and decrypt), for tests and reports
+    private boolean closed; // guarded by this
+
+    EnvelopeKeys(Extensions extensions, LongSupplier nanoTime, String providerPath, String keyName, int parallelism,
+            long refreshNanos, long writeNanos, long writeFiles, long readNanos, int readKeys) {
+        this.extensions = extensions;
+        this.nanoTime = nanoTime;
+        this.providerPath = providerPath;
+        this.keyName = keyName;
+        this.parallelism = parallelism;
+        this.refreshNanos = refreshNanos;
+        this.writeNanos = writeNanos;
+        this.writeFiles = writeFiles;
+        this.readNanos = readNanos;
+        this.readKeys = readKeys;
+    }
+
+    /**
+     * The data keys of the key {@code sealpipe.fs.key.name} in the provider at {@code
+     * sealpipe.fs.key.provider.path}, with the bounds set in {@code conf}. Asks the provider
+     * nothing yet (a KMS that denies {@code GET_METADATA} must not stop the file system from starting).
+     */
+    static EnvelopeKeys load(Configuration conf, int parallelism, Extensions extensions, LongSupplier nanoTime)
+            throws IOException {
+        String path = SealedKeys.required(conf, SealedFileSystem.KEY_PROVIDER_PATH,
+                "the URI of the Hadoop KeyProvider that wraps the data keys, such as kms://http@kms:9600/kms");
+        String name = SealedKeys.required(conf, SealedFileSystem.KEY_NAME,
+                "the name of the key in " + path + " that wraps the data keys");
+        long refresh = SealedKeys.nanos(conf, SealedFileSystem.KEY_REFRESH_SECONDS,
+                SealedFileSystem.DEFAULT_KEY_REFRESH_SECONDS);
+        long writeNanos = SealedKeys.nanos(conf, SealedFileSystem.DATA_KEY_WRITE_SECONDS,
+                SealedFileSystem.DEFAULT_DATA_KEY_WRITE_SECONDS);
+        long writeFiles = conf.getLong(SealedFileSystem.DATA_KEY_WRITE_FILES, SealedFileSystem.DEFAULT_DATA_KEY_WRITE_FILES);
+        if (writeFiles < 0) {
+            throw new IllegalArgumentException(SealedFileSystem.DATA_KEY_WRITE_FILES + " must be 0 or more, not " + writeFiles);
+        }
+        long readNanos = SealedKeys.nanos(conf, SealedFileSystem.DATA_KEY_READ_SECONDS,
+                SealedFileSystem.DEFAULT_DATA_KEY_READ_SECONDS);
+        int readKeys = conf.getInt(SealedFileSystem.DATA_KEY_READ_KEYS, SealedFileSystem.DEFAULT_DATA_KEY_READ_KEYS);
+        if (readKeys < 0) {
+            throw new IllegalArgumentException(SealedFileSystem.DATA_KEY_READ_KEYS + " must be 0 or more, not " + readKeys);
+        }
+        Extensions made = extensions != null ? extensions
+                : () -> KeyProviderCryptoExtension.createKeyProviderCryptoExtension(SealedKeys.newProvider(conf, path));
+        return new EnvelopeKeys(made, nanoTime, path, name, parallelism, refresh, writeNanos, writeFiles, readNanos,
+                readKeys);
+    }
+
+    /** What a new file is sealed with: its envelope, and streams of the caller's own (to destroy once used). */
+    record Sealing(Envelope envelope, GcmStreams streams) {}
+
+    /**
+     * The envelope and streams for a new file: under the data key kept for writing while it is
+     * within its bounds, else under a new one (a {@code GENERATE_EEK} and a {@code DECRYPT_EEK}).
+     *
+     * @throws IOException naming the key and the provider if the KMS refuses or fails, or answers
+     *     with a data key of the wrong size ({@link AccessControlException} for a refusal)
+     */
+    Sealing forWriting(boolean compressed) throws IOException {
+        synchronized (generating) { // one caller generates; the others wait for its key
+            synchronized (this) {
+                checkOpen();
+                WriteKey key = writeKey;
+                if (key != null && key.files < writeFiles && nanoTime.getAsLong() - key.madeAt < writeNanos) {
+                    key.files++;
+                    return sealing(key, compressed);
+                }
+                if (key != null) { // used up: zeroed now (the streams made from it have their own copies)
+                    key.key.destroy();
+                    writeKey = null;
+                }
+            }
+            WriteKey made = generate();
+            boolean kept = false;
+            try {
+                synchronized (this) {
+                    checkOpen();
+                    keepForReading(made.envelope.wrappedIdentity(), made.key); // its own files cost no unwrap
+                    made.files = 1;
+                    if (writeFiles > 0 && writeNanos > 0) {
+                        writeKey = made;
+                        kept = true;
+                    }
+                    return sealing(made, compressed);
+                }
+            } finally {
+                if (!kept) {
+                    made.key.destroy(); // a data key per file: this file's streams have their copy
+                }
+            }
+        }
+    }
+
+    /** Under this: the envelope and streams of {@code key} for one file. */
+    private Sealing sealing(WriteKey key, boolean compressed) throws IOException {
+        Envelope envelope = key.envelope.withContent(compressed);
+        return new Sealing(envelope, streams(key.key, envelope));
+    }
+
+    /** Under this (a close() meanwhile would zero the key): streams of the caller's own. */
+    private GcmStreams streams(AesKey key, Envelope envelope) {
+        return GcmStreams.builder().key(key).context(envelope.bytes()).parallelism(parallelism).build();
+    }
+
+    /** A new data key: generated wrapped by the KMS, then unwrapped by it. */
+    private WriteKey generate() throws IOException {
+        KeyProviderCryptoExtension kms = extension();
+        EncryptedKeyVersion wrapped;
+        try {
+            count();
+            wrapped = kms.generateEncryptedKey(keyName);
+        } catch (IOException e) {
+            throw failed("generate a data key under", null, e);
+        } catch (GeneralSecurityException | RuntimeException e) {
+            throw failed("generate a data key under", null, new IOException(e));
+        }
+        if (wrapped == null || wrapped.getEncryptedKeyVersion() == null
+                || wrapped.getEncryptedKeyVersion().getMaterial() == null) {
+            throw new IOException("the KMS " + providerPath + " answered the generation of a data key under '" + keyName
+                    + "' with no wrapped key: check that " + SealedFileSystem.KEY_PROVIDER_PATH + " names a KMS");
+        }
+        Envelope envelope;
+        try {
+            envelope = Envelope.of(false, keyName, wrapped.getEncryptionKeyVersionName(),
+                    wrapped.getEncryptedKeyIv() == null ? new byte[0] : wrapped.getEncryptedKeyIv(),
+                    wrapped.getEncryptedKeyVersion().getMaterial());
+        } catch (IOException e) {
+            throw new IOException("the KMS " + providerPath + " answered the generation of a data key under '" + keyName
+                    + "' with a wrapped key that an envelope cannot hold: " + e.getMessage(), e);
+        }
+        AesKey key = unwrap(kms, envelope, null);
+        return new WriteKey(envelope, key, nanoTime.getAsLong());
+    }
+
+    /**
+     * Streams of the caller's own (to destroy once the file is open) for the file {@code path}
+     * whose envelope is {@code envelope}: under the data key kept for it, or one unwrapped now.
+     *
+     * @throws IOException naming {@code path}, the key and the provider if the KMS refuses
+     *     ({@link AccessControlException}) or fails, or answers with a key of the wrong size
+     */
+    GcmStreams forReading(Envelope envelope, Path path) throws IOException {
+        ByteBuffer id = envelope.wrappedIdentity();
+        boolean keeping = readKeys > 0 && readNanos > 0;
+        while (true) {
+            CompletableFuture<Void> call;
+            boolean mine;
+            synchronized (this) {
+                checkOpen();
+                dropExpired();
+                ReadKey kept = readKeysKept.get(id);
+                if (kept != null) {
+                    return streams(kept.key(), envelope);
+                }
+                call = keeping ? unwrapping.get(id) : null;
+                mine = call == null;
+                if (mine && keeping) {
+                    call = new CompletableFuture<>();
+                    unwrapping.put(id, call);
+                }
+            }
+            if (!mine) {
+                awaitUnwrap(call, path); // then the key is kept (or the wait ends in the other caller's failure)
+                continue;
+            }
+            AesKey key = null;
+            try {
+                key = unwrap(extension(), envelope, path);
+                synchronized (this) {
+                    checkOpen();
+                    keepForReading(id, key);
+                    return streams(key, envelope);
+                }
+            } catch (IOException | RuntimeException | Error e) {
+                if (call != null) {
+                    call.completeExceptionally(e);
+                }
+                throw e;
+            } finally {
+                if (key != null) {
+                    key.destroy(); // the map and the streams have their own copies
+                }
+                if (call != null) {
+                    synchronized (this) {
+                        unwrapping.remove(id);
+                    }
+                    call.complete(null);
+                }
+            }
+        }
+    }
+
+    /** Waits for another caller's unwrap of the same data key; its failure is this caller's too. */
+    private static void awaitUnwrap(CompletableFuture<Void> call, Path path) throws IOException {
+        try {
+            call.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException(path + ": interrupted while waiting for the KMS to unwrap its data key");
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof AccessControlException denied) {
+                AccessControlException again = new AccessControlException(path + ": " + denied.getMessage());
+                again.initCause(denied);
+                throw again;
+            }
+            throw new IOException(path + ": " + cause.getMessage(), cause);
+        }
+    }
+
+    /** Under this: keeps {@code key} (a copy) for reading, within the bounds; zeroes what it drops. */
+    private void keepForReading(ByteBuffer id, AesKey key) {
+        if (readKeys == 0 || readNanos == 0) {
+            return;
+        }
+        ReadKey before = readKeysKept.put(id, new ReadKey(KeyAccess.copy(key), nanoTime.getAsLong()));
+        if (before != null) {
+            before.key().destroy();
+        }
+        while (readKeysKept.size() > readKeys) {
+            Iterator<ReadKey> eldest = readKeysKept.values().iterator();
+            eldest.next().key().destroy();
+            eldest.remove();
+        }
+    }
+
+    /** Under this: drops (and zeroes) the data keys kept for reading whose time is up. */
+    private void dropExpired() {
+        long now = nanoTime.getAsLong();
+        for (Iterator<ReadKey> it = readKeysKept.values().iterator(); it.hasNext();) {
+            ReadKey kept = it.next();
+            if (now - kept.unwrappedAt() >= readNanos) {
+                kept.key().destroy();
+                it.remove();
+            }
+        }
+    }
+
+    /**
+     * Unwraps {@code envelope}'s data key with one {@code decryptEncryptedKey} call; zeroes the
+     * array the provider handed out.
+     */
+    private AesKey unwrap(KeyProviderCryptoExtension kms, Envelope envelope, Path path) throws IOException {
+        EncryptedKeyVersion wrapped = EncryptedKeyVersion.createForDecryption(envelope.keyName(),
+                envelope.versionName(), envelope.iv(), envelope.wrappedKey());
+        KeyVersion unwrapped;
+        try {
+            count();
+            unwrapped = kms.decryptEncryptedKey(wrapped);
+        } catch (IOException e) {
+            throw failed("unwrap the data key of " + (path == null ? "a new file" : path.toString()) + " under",
+                    envelope, e);
+        } catch (GeneralSecurityException | RuntimeException e) {
+            throw failed("unwrap the data key of " + (path == null ? "a new file" : path.toString()) + " under",
+                    envelope, new IOException(e));
+        }
+        byte[] material = unwrapped == null ? null : unwrapped.getMaterial();
+        try {
+            if (material == null || material.length != Envelope.DATA_KEY_BYTES) {
+                throw new IOException((path == null ? "" : path + ": ") + "the KMS " + providerPath + " unwrapped the data"
+                        + " key of key '" + envelope.keyName() + "' (version " + envelope.versionName() + ") to "
+                        + (material == null ? "nothing" : material.length + " bytes") + ", not the " + Envelope.DATA_KEY_BYTES
+                        + " of a 256-bit data key: the key must be 256 bits (hadoop key create NAME -size 256)");
+            }
+            return AesKey.copyOf(material);
+        } finally {
+            if (material != null) {
+                Arrays.fill(material, (byte) 0);
+            }
+        }
+    }
+
+    /** A KMS call's failure, naming what was asked, the key and the KMS; a refusal stays an {@link AccessControlException}. */
+    private IOException failed(String what, Envelope envelope, IOException e) {
+        String key = envelope == null ? "'" + keyName + "'" : "'" + envelope.keyName() + "' (version "
+                + envelope.versionName() + ")";
+        if (e instanceof AccessControlException) {
+            AccessControlException denied = new AccessControlException("the KMS " + providerPath + " refused to " + what
+                    + " the key " + key + ": " + e.getMessage() + "; a writer needs GENERATE_EEK and DECRYPT_EEK on the key,"
+                    + " a reader DECRYPT_EEK (docs/sealed-files.md, \"Keys in a KMS\")");
+            denied.initCause(e);
+            return denied;
+        }
+        return new IOException("cannot " + what + " the key " + key + " in " + providerPath + " ("
+                + SealedFileSystem.KEY_PROVIDER_PATH + "): " + e + "; check that the KMS is reachable", e);
+    }
+
+    /** The extension, made again once {@code sealpipe.fs.key.refresh.seconds} have passed. */
+    private KeyProviderCryptoExtension extension() throws IOException {
+        KeyProviderCryptoExtension old = null;
+        synchronized (this) {
+            checkOpen();
+            if (extension != null && nanoTime.getAsLong() - extensionMadeAt < refreshNanos) {
+                return extension;
+            }
+            old = extension;
+            extension = null;
+        }
+        closeQuietly(old);
+        KeyProviderCryptoExtension made = extensions.open();
+        synchronized (this) {
+            if (closed) {
+                closeQuietly(made);
+                checkOpen();
+            }
+            if (extension == null) {
+                extension = made;
+                extensionMadeAt = nanoTime.getAsLong();
+                return made;
+            }
+        }
+        closeQuietly(made); // another caller made one meanwhile
+        synchronized (this) {
+            return extension;
+        }
+    }
+
+    private static void closeQuietly(KeyProvider provider) {
+        if (provider == null) {
+            return;
+        }
+        try {
+            provider.close();
+        } catch (IOException | RuntimeException e) {
+            // a KMS client's queue that fails to stop holds nothing of ours
+        }
+    }
+
+    private synchronized void count() {
+        calls++;
+    }
+
+    /** The KMS calls made so far (generate and unwrap): for tests. */
+    synchronized long calls() {
+        return calls;
+    }
+
+    /** How many unwrapped data keys are kept for reading: for tests. */
+    synchronized int keptForReading() {
+        dropExpired();
+        return readKeysKept.size();
+    }
+
+    String keyName() {
+        return keyName;
+    }
+
+    String providerPath() {
+        return providerPath;
+    }
+
+    private void checkOpen() throws IOException {
+        if (closed) {
+            throw new IOException("the sealed file system was closed: its keys are gone");
+        }
+    }
+
+    /** Zeroes every data key kept and closes the provider; waits for no KMS call. */
+    @Override
+    public void close() {
+        KeyProvider provider;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            if (writeKey != null) {
+                writeKey.key.destroy();
+                writeKey = null;
+            }
+            readKeysKept.values().forEach(k -> k.key().destroy());
+            readKeysKept.clear();
+            provider = extension;
+            extension = null;
+        }
+        closeQuietly(provider);
+    }
+
+    @Override
+    public String toString() {
+        return "EnvelopeKeys(" + keyName + " in " + providerPath + ")";
+    }
+}
