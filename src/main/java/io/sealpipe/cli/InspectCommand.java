@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.gcm.GcmSeekableChannel;
 import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.internal.Envelope;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
@@ -91,6 +92,13 @@ final class InspectCommand implements Callable<Integer> {
         long plain = GcmStreams.plaintextLength(stored);
         report.put("file", file.toString());
         report.put("stored_length", stored);
+        byte[] first;
+        try (InputStream in = Files.newInputStream(file)) {
+            first = in.readNBytes(Envelope.LENGTH);
+        }
+        if (Envelope.startsWithMagic(first)) {
+            return inspectEnvelope(first, stored, report);
+        }
         if (plain < 0) {
             report.put("format", "unrecognised");
             report.put("note", "no chunked AES-GCM message is " + stored + " bytes long, so this is not a gcm file (or"
@@ -152,6 +160,37 @@ final class InspectCommand implements Callable<Integer> {
                 .map(CipherOptions.KeyVersion::name).collect(Collectors.joining(", ")) + "): it was written under another"
                 + " key or context, or it is not a gcm file");
         return false;
+    }
+
+    /**
+     * An envelope file of the sealed file system (docs/FORMAT.md, "Envelope files"): what its
+     * envelope says, read with no KMS call; false if the envelope is cut short or unreadable.
+     */
+    private static boolean inspectEnvelope(byte[] first, long stored, Map<String, Object> report) {
+        Envelope envelope;
+        try {
+            envelope = Envelope.parse(first);
+        } catch (IOException e) {
+            report.put("format", "sealed-envelope");
+            report.put("note", "it begins with an envelope that cannot be read: " + e.getMessage());
+            return false;
+        }
+        long plain = GcmStreams.plaintextLength(stored - Envelope.LENGTH);
+        report.put("format", "sealed-envelope");
+        report.put("envelope_version", Envelope.VERSION);
+        report.put("kms_kind", "hadoop-key-provider");
+        report.put("key_name", envelope.keyName());
+        report.put("key_version", envelope.versionName());
+        report.put("compressed", envelope.compressed() ? "snappy" : "none");
+        if (plain < 0) {
+            report.put("note", "no envelope file is " + stored + " bytes long: it was cut short or is still being written");
+            return false;
+        }
+        report.put(envelope.compressed() ? "message_plaintext_length" : "plaintext_length", plain);
+        report.put("chunks", (stored - Envelope.LENGTH - GcmStreams.HEADER_LENGTH) / (16384 + 16) + 1);
+        report.put("note", "a sealed file under a data key that the KMS wraps (sealpipe.fs.key.mode=envelope): read it"
+                + " through the sealed file system; nothing here asked the KMS");
+        return true;
     }
 
     private void print(Map<String, Object> report) throws IOException {

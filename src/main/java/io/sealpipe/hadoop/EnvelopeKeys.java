@@ -2,6 +2,7 @@ package io.sealpipe.hadoop;
 
 import io.sealpipe.AesKey;
 import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.internal.Envelope;
 import io.sealpipe.internal.KeyAccess;
 import java.io.Closeable;
 import java.io.IOException;

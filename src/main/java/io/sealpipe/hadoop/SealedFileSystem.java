@@ -4,6 +4,7 @@ import io.sealpipe.Parallelism;
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.gcm.GcmSeekableChannel;
 import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.internal.Envelope;
 import io.sealpipe.internal.OptionalDependency;
 import java.io.FileNotFoundException;
 import java.io.IOException;

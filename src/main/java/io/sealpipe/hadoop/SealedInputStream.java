@@ -4,6 +4,7 @@ import io.sealpipe.PositionedInput;
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.gcm.GcmSeekableChannel;
 import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.internal.Envelope;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;

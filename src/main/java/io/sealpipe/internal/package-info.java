@@ -9,6 +9,7 @@
  * ({@link io.sealpipe.internal.CiphertextSink}, {@link io.sealpipe.internal.CiphertextSource}),
  * a stream's open, failed or closed state ({@link io.sealpipe.internal.StreamState}), a builder's
  * key ({@link io.sealpipe.internal.BuilderKey}) and the key bytes themselves
- * ({@link io.sealpipe.internal.KeyAccess}). Not an API: anything here may change without notice.
+ * ({@link io.sealpipe.internal.KeyAccess}); and the envelope of the sealed file system's envelope
+ * files ({@link io.sealpipe.internal.Envelope}), which the CLI's {@code inspect} reads too. Not an API: anything here may change without notice.
  */
 package io.sealpipe.internal;

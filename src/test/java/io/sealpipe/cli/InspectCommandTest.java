@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sealpipe.Keys;
 import io.sealpipe.cli.CliRun.Result;
 import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.internal.Envelope;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
@@ -172,5 +173,32 @@ class InspectCommandTest {
         all.addAll(java.util.List.of(key));
         all.addAll(java.util.List.of(rest));
         return all.toArray(String[]::new);
+    }
+
+    /** An envelope file of the sealed file system: what its envelope says, with no key and no KMS. */
+    @Test
+    void anEnvelopeFileShowsItsKeyAndVersionWithNoKey() throws Exception {
+        Envelope envelope = Envelope.of(false, "data", "data@3", new byte[16], new byte[32]);
+        byte[] dataKey = Keys.generate(256).getEncoded();
+        var bytes = new java.io.ByteArrayOutputStream();
+        bytes.write(envelope.bytes());
+        try (var out = GcmStreams.builder().key(dataKey).context(envelope.bytes()).build().encrypt(bytes)) {
+            out.write(new byte[20_000]);
+        }
+        Path file = Files.write(dir.resolve("envelope"), bytes.toByteArray());
+        Result r = CliRun.run("inspect", "--json", file.toString());
+        assertEquals(0, r.code(), r.err());
+        JsonNode j = json(r);
+        assertEquals("sealed-envelope", j.get("format").asText());
+        assertEquals("data", j.get("key_name").asText());
+        assertEquals("data@3", j.get("key_version").asText());
+        assertEquals("hadoop-key-provider", j.get("kms_kind").asText());
+        assertEquals(20_000, j.get("plaintext_length").asLong());
+
+        byte[] bad = bytes.toByteArray();
+        bad[8] = 9; // an envelope version this sealpipe does not know
+        Result unknown = CliRun.run("inspect", "--json", Files.write(dir.resolve("bad"), bad).toString());
+        assertEquals(1, unknown.code(), unknown.out());
+        assertTrue(json(unknown).get("note").asText().contains("format version 9"), unknown.out());
     }
 }

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.internal.Envelope;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -157,30 +158,32 @@ class SealedEnvelopeTest {
         assertFalse(GcmStreams.builder().key(dataKey).build().matchesHeader(message), "the envelope is the context");
     }
 
+    private static final int FILES = 1000;
+
     @Test
     void oneDataKeySealsManyFilesAndItsOwnFilesCostNoUnwrap() throws Exception {
         SealedFileSystem writer = fs(conf);
-        for (int i = 0; i < 50; i++) {
-            write(writer, fixture.sealedPath("m" + i), data(100 + i, i));
+        for (int i = 0; i < FILES; i++) {
+            write(writer, fixture.sealedPath("m" + i), data(100 + i % 50, i));
         }
-        for (int i = 0; i < 50; i++) {
-            assertArrayEquals(data(100 + i, i), readAll(writer, fixture.sealedPath("m" + i)));
+        for (int i = 0; i < FILES; i++) {
+            assertArrayEquals(data(100 + i % 50, i), readAll(writer, fixture.sealedPath("m" + i)));
         }
-        assertEquals(2, writer.envelopeKeys().calls(), "one generate and one unwrap for 50 files written and read");
+        assertEquals(2, writer.envelopeKeys().calls(), "one generate and one unwrap for 1,000 files written and read");
         Set<String> salts = new HashSet<>();
-        for (int i = 0; i < 50; i++) {
+        for (int i = 0; i < FILES; i++) {
             byte[] stored = stored("m" + i);
             assertArrayEquals(Arrays.copyOf(stored("m0"), Envelope.LENGTH), Arrays.copyOf(stored, Envelope.LENGTH),
                     "one envelope");
             salts.add(Arrays.toString(Arrays.copyOfRange(stored, Envelope.LENGTH, Envelope.LENGTH + 24)));
         }
-        assertEquals(50, salts.size(), "each file's own salt, so its own key");
+        assertEquals(FILES, salts.size(), "each file's own salt, so its own key");
 
         SealedFileSystem reader = fs(new Configuration(conf)); // another JVM's: unwraps once
-        for (int i = 0; i < 50; i++) {
-            assertArrayEquals(data(100 + i, i), readAll(reader, fixture.sealedPath("m" + i)));
+        for (int i = 0; i < FILES; i++) {
+            assertArrayEquals(data(100 + i % 50, i), readAll(reader, fixture.sealedPath("m" + i)));
         }
-        assertEquals(1, reader.envelopeKeys().calls(), "one unwrap for 50 files of one data key");
+        assertEquals(1, reader.envelopeKeys().calls(), "one unwrap for 1,000 files of one data key");
         assertEquals(1, reader.envelopeKeys().keptForReading());
     }
 

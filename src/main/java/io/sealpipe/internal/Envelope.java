@@ -1,4 +1,4 @@
-package io.sealpipe.hadoop;
+package io.sealpipe.internal;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -8,7 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * The envelope of a sealed file whose key is a data key wrapped by a KMS (envelope mode,
+ * The envelope of a sealed file ({@code io.sealpipe.hadoop.SealedFileSystem}) whose key is a data key wrapped by a KMS (envelope mode,
  * docs/FORMAT.md "Envelope files"): the first {@value #LENGTH} bytes of the stored file, before
  * the chunked-encryption message. It names the KMS kind, the key and the key version that
  * wrapped the data key, and holds the wrapped data key and its IV; the message after it is
@@ -35,18 +35,18 @@ import java.util.Arrays;
  * kind, content or key length, a field out of its bounds, or a non-zero byte in the padding is
  * refused. Immutable; its arrays are copies.
  */
-final class Envelope {
+public final class Envelope {
     /** The bytes of every envelope of version 1. */
-    static final int LENGTH = 512;
+    public static final int LENGTH = 512;
     /** The first bytes of every envelope: a direct-key file starts with a random salt instead. */
-    static final byte[] MAGIC = {(byte) 0x89, 'S', 'P', 'E', 'N', 'V', '\r', '\n'};
-    static final int VERSION = 1;
+    public static final byte[] MAGIC = {(byte) 0x89, 'S', 'P', 'E', 'N', 'V', '\r', '\n'};
+    public static final int VERSION = 1;
     /** A data key wrapped by a Hadoop {@code KeyProviderCryptoExtension} (a KMS, or a keystore). */
-    static final int KIND_HADOOP = 1;
-    static final int CONTENT_PLAIN = 0;
-    static final int CONTENT_SNAPPY = 1;
+    public static final int KIND_HADOOP = 1;
+    public static final int CONTENT_PLAIN = 0;
+    public static final int CONTENT_SNAPPY = 1;
     /** The data key length: Cobblestone-256. */
-    static final int DATA_KEY_BYTES = 32;
+    public static final int DATA_KEY_BYTES = 32;
 
     private static final int FIXED = 12;
     private static final int MAX_NAME = 255;
@@ -77,7 +77,7 @@ final class Envelope {
      *
      * @throws IOException if a field is out of its bounds (a KMS answer this format cannot hold)
      */
-    static Envelope of(boolean compressed, String keyName, String versionName, byte[] iv, byte[] wrappedKey)
+    public static Envelope of(boolean compressed, String keyName, String versionName, byte[] iv, byte[] wrappedKey)
             throws IOException {
         byte[] name = utf8(keyName);
         byte[] version = utf8(versionName);
@@ -100,7 +100,7 @@ final class Envelope {
     }
 
     /** Whether {@code stored} (a file's first bytes) begins with the envelope's magic. */
-    static boolean startsWithMagic(byte[] stored) {
+    public static boolean startsWithMagic(byte[] stored) {
         return stored.length >= MAGIC.length && Arrays.equals(stored, 0, MAGIC.length, MAGIC, 0, MAGIC.length);
     }
 
@@ -109,7 +109,7 @@ final class Envelope {
      *
      * @throws IOException saying what is wrong, if they are no envelope this version knows
      */
-    static Envelope parse(byte[] stored) throws IOException {
+    public static Envelope parse(byte[] stored) throws IOException {
         check(stored.length >= LENGTH, "the envelope is cut short: " + stored.length + " of its " + LENGTH + " bytes");
         check(startsWithMagic(stored), "it does not begin with an envelope's magic bytes");
         ByteBuffer in = ByteBuffer.wrap(stored, 0, LENGTH);
@@ -167,37 +167,37 @@ final class Envelope {
         }
     }
 
-    int kind() {
+    public int kind() {
         return kind;
     }
 
-    boolean compressed() {
+    public boolean compressed() {
         return compressed;
     }
 
-    String keyName() {
+    public String keyName() {
         return keyName;
     }
 
-    String versionName() {
+    public String versionName() {
         return versionName;
     }
 
-    byte[] iv() {
+    public byte[] iv() {
         return iv.clone();
     }
 
-    byte[] wrappedKey() {
+    public byte[] wrappedKey() {
         return wrappedKey.clone();
     }
 
     /** The {@value #LENGTH} bytes as stored: the message's context. */
-    byte[] bytes() {
+    public byte[] bytes() {
         return bytes.clone();
     }
 
     /** The same wrapped data key with the other content: for a writer whose files differ only in that. */
-    Envelope withContent(boolean compressed) throws IOException {
+    public Envelope withContent(boolean compressed) throws IOException {
         return compressed == this.compressed ? this : of(compressed, keyName, versionName, iv, wrappedKey);
     }
 
@@ -205,7 +205,7 @@ final class Envelope {
      * What identifies the wrapped data key (kind, key, version, IV, wrapped bytes), whatever the
      * content: the key of the cache of unwrapped data keys.
      */
-    ByteBuffer wrappedIdentity() {
+    public ByteBuffer wrappedIdentity() {
         byte[] whole = bytes.clone();
         whole[10] = 0; // the content byte
         return ByteBuffer.wrap(whole).asReadOnlyBuffer();
