@@ -193,7 +193,7 @@ final class EnvelopeKeys implements Closeable {
 
     /** Under this (a close() meanwhile would zero the key): streams of the caller's own. */
     private GcmStreams streams(AesKey key, Envelope envelope) {
-        return GcmStreams.builder().key(key).context(envelope.bytes()).parallelism(parallelism).build();
+        return GcmStreams.builder().key(key).context(envelope.context()).parallelism(parallelism).build();
     }
 
     /** A new data key: generated wrapped by the KMS, then unwrapped by it. */

@@ -12,8 +12,11 @@ import java.util.Arrays;
  * docs/FORMAT.md "Envelope files"): the first {@value #LENGTH} bytes of the stored file, before
  * the chunked-encryption message. It names the KMS kind, the key and the key version that
  * wrapped the data key, and holds the wrapped data key and its IV; the message after it is
- * sealed under the unwrapped data key with these {@value #LENGTH} bytes as its context, so a
- * changed envelope fails the key commitment like a wrong key.
+ * sealed under the unwrapped data key with the envelope's first bytes, through the key name, as
+ * its context ({@link #context()}). So a changed kind, content or key name fails the key
+ * commitment like a wrong key, and so does a changed wrapped key, IV or version (the KMS then
+ * unwraps another key, or refuses), while a rewrap (the same data key wrapped again, under the
+ * key's current version) replaces those three without touching a chunk.
  *
  * <pre>
  * offset  bytes  field
@@ -27,7 +30,8 @@ import java.util.Arrays;
  *         2+n    IV of the wrapped data key, n = 0..64
  *         2+n    wrapped data key, n = 1..256
  *         ...    zero bytes up to offset 512 (the fields together fit in it)
- * 512            the chunked-encryption message (Cobblestone-256 under the data key)
+ * 512            the chunked-encryption message (Cobblestone-256 under the data key; its
+ *                context, the envelope's bytes 0 to 14 + n of the key name)
  * </pre>
  *
  * A fixed length, so that a file's plaintext length follows from its stored length alone:
@@ -59,7 +63,7 @@ public final class Envelope {
     private final String versionName;
     private final byte[] iv;
     private final byte[] wrappedKey;
-    private final byte[] bytes; // the whole envelope, as stored: the message's context
+    private final byte[] bytes; // the whole envelope, as stored
 
     private Envelope(int kind, boolean compressed, String keyName, String versionName, byte[] iv, byte[] wrappedKey,
             byte[] bytes) {
@@ -191,9 +195,22 @@ public final class Envelope {
         return wrappedKey.clone();
     }
 
-    /** The {@value #LENGTH} bytes as stored: the message's context. */
+    /** The {@value #LENGTH} bytes as stored. */
     public byte[] bytes() {
         return bytes.clone();
+    }
+
+    /**
+     * The message's context: the envelope's first {@code 14 + n} bytes (magic, version, kind,
+     * content, data key length, and the key name with its length), which a rewrap keeps.
+     */
+    public byte[] context() {
+        return Arrays.copyOf(bytes, FIXED + 2 + keyName.getBytes(StandardCharsets.UTF_8).length);
+    }
+
+    /** The same data key wrapped anew (a rewrap): the same kind, content and key name. */
+    public Envelope rewrapped(String newVersionName, byte[] newIv, byte[] newWrappedKey) throws IOException {
+        return of(compressed, keyName, newVersionName, newIv, newWrappedKey);
     }
 
     /** The same wrapped data key with the other content: for a writer whose files differ only in that. */

@@ -182,7 +182,7 @@ class InspectCommandTest {
         byte[] dataKey = Keys.generate(256).getEncoded();
         var bytes = new java.io.ByteArrayOutputStream();
         bytes.write(envelope.bytes());
-        try (var out = GcmStreams.builder().key(dataKey).context(envelope.bytes()).build().encrypt(bytes)) {
+        try (var out = GcmStreams.builder().key(dataKey).context(envelope.context()).build().encrypt(bytes)) {
             out.write(new byte[20_000]);
         }
         Path file = Files.write(dir.resolve("envelope"), bytes.toByteArray());

@@ -149,13 +149,16 @@ class SealedEnvelopeTest {
             kms.close();
         }
         assertEquals(32, dataKey.length);
-        byte[] context = Arrays.copyOf(stored, Envelope.LENGTH);
+        int nameLength = (stored[12] & 0xff) << 8 | stored[13] & 0xff;
+        byte[] context = Arrays.copyOf(stored, 14 + nameLength); // FORMAT.md: the envelope through the key name
         byte[] message = Arrays.copyOfRange(stored, Envelope.LENGTH, stored.length);
         try (InputStream in = GcmStreams.builder().key(dataKey).context(context).build()
                 .decrypt(new java.io.ByteArrayInputStream(message))) {
             assertArrayEquals(data, in.readAllBytes());
         }
-        assertFalse(GcmStreams.builder().key(dataKey).build().matchesHeader(message), "the envelope is the context");
+        assertFalse(GcmStreams.builder().key(dataKey).build().matchesHeader(message), "no context: no match");
+        assertFalse(GcmStreams.builder().key(dataKey).context(Arrays.copyOf(stored, Envelope.LENGTH)).build()
+                .matchesHeader(message), "the whole envelope is not the context");
     }
 
     private static final int FILES = 1000;
