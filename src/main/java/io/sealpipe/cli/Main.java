@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
         description = "Fast encrypted streams for Hadoop-style storage: keys, encrypt and decrypt, inspect, speed, and the"
                 + " engines, CPU and OpenSSL report.",
         subcommands = {InfoCommand.class, KeygenCommand.class, CryptCommand.Encrypt.class, CryptCommand.Decrypt.class,
-            InspectCommand.class, picocli.AutoComplete.GenerateCompletion.class,
+            InspectCommand.class, RewrapCommand.class, picocli.AutoComplete.GenerateCompletion.class,
             SpeedCommand.class})
 public final class Main implements Runnable {
     static final int OK = 0;

@@ -1,0 +1,237 @@
+package io.sealpipe.cli;
+
+import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.internal.Envelope;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.security.GeneralSecurityException;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.crypto.key.KeyProvider;
+import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension;
+import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension.EncryptedKeyVersion;
+import org.apache.hadoop.crypto.key.KeyProviderFactory;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FileContext;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Options;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.RemoteIterator;
+
+/**
+ * {@code sealpipe rewrap}: the data keys of envelope files wrapped again under their key's
+ * current version, as {@code hdfs crypto -reencryptZone} does for a zone's files. Each data key
+ * is re-encrypted by the KMS ({@code reencryptEncryptedKey}: the data key never leaves it) once,
+ * however many files it sealed, and checked before any file changes: the KMS must unwrap the new
+ * form to a key that matches the file's key commitment. A file's message (every chunk) is copied
+ * byte for byte behind its new envelope into a hidden file beside it, which then replaces the
+ * file in one rename: a run killed at any point leaves each file as it was or rewrapped, both
+ * readable, and at most a hidden {@code .NAME.sealpipe-rewrap-*} file (never a whole envelope
+ * file under a name a job reads). Needs hadoop-common on the class path.
+ */
+final class HadoopRewrap {
+    /** What happened to one file. */
+    enum Outcome { REWRAPPED, CURRENT, NOT_ENVELOPE, FAILED }
+
+    private final KeyProviderCryptoExtension kms;
+    private final Configuration conf;
+    private final boolean dryRun;
+    private final PrintWriter out;
+    private final PrintWriter err;
+    private final Map<ByteBuffer, Envelope> rewrapped = new HashMap<>(); // by the old wrapped form
+    private final Map<Outcome, Integer> counts = new HashMap<>();
+
+    private HadoopRewrap(KeyProviderCryptoExtension kms, Configuration conf, boolean dryRun, PrintWriter out,
+            PrintWriter err) {
+        this.kms = kms;
+        this.conf = conf;
+        this.dryRun = dryRun;
+        this.out = out;
+        this.err = err;
+    }
+
+    /**
+     * Rewraps every envelope file at or under {@code paths} with the provider at {@code provider}.
+     *
+     * @return whether every envelope file is now under its key's current version (or would be, with {@code dryRun})
+     */
+    static boolean run(URI provider, String[] paths, boolean dryRun, PrintWriter out, PrintWriter err)
+            throws IOException {
+        Configuration conf = new Configuration();
+        KeyProvider made = KeyProviderFactory.get(provider, conf);
+        if (made == null) {
+            throw new IOException("Hadoop knows no key provider for the --key-provider's scheme '" + provider.getScheme()
+                    + "' (its own: kms, jceks, localjceks, user)");
+        }
+        KeyProviderCryptoExtension kms = KeyProviderCryptoExtension.createKeyProviderCryptoExtension(made);
+        try {
+            HadoopRewrap rewrap = new HadoopRewrap(kms, conf, dryRun, out, err);
+            for (String path : paths) {
+                rewrap.tree(new Path(path));
+            }
+            out.println((dryRun ? "would rewrap " : "rewrapped ") + rewrap.count(Outcome.REWRAPPED) + ", current "
+                    + rewrap.count(Outcome.CURRENT) + ", not envelope files " + rewrap.count(Outcome.NOT_ENVELOPE)
+                    + ", failed " + rewrap.count(Outcome.FAILED));
+            return rewrap.count(Outcome.FAILED) == 0;
+        } finally {
+            kms.close();
+        }
+    }
+
+    private int count(Outcome outcome) {
+        return counts.getOrDefault(outcome, 0);
+    }
+
+    private void tree(Path root) throws IOException {
+        FileSystem fs = root.getFileSystem(conf);
+        FileStatus status = fs.getFileStatus(root);
+        if (status.isFile()) {
+            file(fs, status);
+            return;
+        }
+        RemoteIterator<org.apache.hadoop.fs.LocatedFileStatus> files = fs.listFiles(root, true);
+        while (files.hasNext()) {
+            FileStatus file = files.next();
+            if (!file.getPath().getName().startsWith(".")) { // hidden: checksums, a killed run's leftovers
+                file(fs, file);
+            }
+        }
+    }
+
+    private void file(FileSystem fs, FileStatus status) {
+        Path path = status.getPath();
+        Outcome outcome;
+        String note;
+        try {
+            String[] what = new String[1];
+            outcome = rewrap(fs, status, what);
+            note = what[0];
+        } catch (IOException | RuntimeException e) {
+            outcome = Outcome.FAILED;
+            note = e.getMessage();
+            err.println("sealpipe: rewrap: " + path + ": " + e.getMessage());
+        }
+        counts.merge(outcome, 1, Integer::sum);
+        if (outcome != Outcome.FAILED) {
+            out.println(label(outcome) + " " + path + (note == null ? "" : " (" + note + ")"));
+        }
+    }
+
+    private String label(Outcome outcome) {
+        return switch (outcome) {
+            case REWRAPPED -> dryRun ? "would rewrap" : "rewrapped";
+            case CURRENT -> "current";
+            case NOT_ENVELOPE -> "skipped";
+            case FAILED -> "failed";
+        };
+    }
+
+    private Outcome rewrap(FileSystem fs, FileStatus status, String[] note) throws IOException {
+        Path path = status.getPath();
+        long length = status.getLen();
+        byte[] first = new byte[(int) Math.min(length, Envelope.LENGTH + GcmStreams.HEADER_LENGTH)];
+        try (FSDataInputStream in = fs.open(path)) {
+            in.readFully(0, first);
+        }
+        if (!Envelope.startsWithMagic(first)) {
+            note[0] = "not an envelope file";
+            return Outcome.NOT_ENVELOPE;
+        }
+        if (first.length < Envelope.LENGTH + GcmStreams.HEADER_LENGTH) {
+            throw new IOException("it begins with an envelope but is cut short (" + length + " bytes): left as it is");
+        }
+        Envelope old = Envelope.parse(first);
+        Envelope renewed = renewed(old, Arrays.copyOfRange(first, Envelope.LENGTH, first.length));
+        if (renewed == null) {
+            note[0] = old.versionName();
+            return Outcome.CURRENT;
+        }
+        note[0] = old.versionName() + " -> " + renewed.versionName();
+        if (!dryRun) {
+            replace(fs, path, length, renewed.bytes());
+        }
+        return Outcome.REWRAPPED;
+    }
+
+    /**
+     * The envelope of {@code old}'s data key wrapped under the key's current version, checked to
+     * unwrap to the key that matches {@code header}; null if {@code old} is under it already. One
+     * re-encryption per data key.
+     */
+    private Envelope renewed(Envelope old, byte[] header) throws IOException {
+        ByteBuffer id = old.wrappedIdentity();
+        if (rewrapped.containsKey(id)) {
+            Envelope known = rewrapped.get(id);
+            return known == null ? null : known.withContent(old.compressed());
+        }
+        EncryptedKeyVersion wrapped = EncryptedKeyVersion.createForDecryption(old.keyName(), old.versionName(), old.iv(),
+                old.wrappedKey());
+        EncryptedKeyVersion again;
+        try {
+            again = kms.reencryptEncryptedKey(wrapped);
+        } catch (GeneralSecurityException e) {
+            throw new IOException("the KMS could not re-encrypt the data key of key '" + old.keyName() + "': " + e, e);
+        }
+        if (again.getEncryptionKeyVersionName().equals(old.versionName())) {
+            rewrapped.put(id, null);
+            return null;
+        }
+        Envelope renewed = old.rewrapped(again.getEncryptionKeyVersionName(),
+                again.getEncryptedKeyIv() == null ? new byte[0] : again.getEncryptedKeyIv(),
+                again.getEncryptedKeyVersion().getMaterial());
+        byte[] dataKey;
+        try {
+            dataKey = kms.decryptEncryptedKey(EncryptedKeyVersion.createForDecryption(renewed.keyName(),
+                    renewed.versionName(), renewed.iv(), renewed.wrappedKey())).getMaterial();
+        } catch (GeneralSecurityException e) {
+            throw new IOException("the KMS could not unwrap the re-encrypted data key of key '" + old.keyName() + "': " + e,
+                    e);
+        }
+        try {
+            GcmStreams check = GcmStreams.builder().key(dataKey).context(renewed.context()).build();
+            try {
+                if (!check.matchesHeader(header)) {
+                    throw new IOException("the KMS re-encrypted the data key of key '" + old.keyName() + "' ("
+                            + old.versionName() + ") to one that does not open the file: left as it is");
+                }
+            } finally {
+                check.destroy();
+            }
+        } finally {
+            Arrays.fill(dataKey, (byte) 0);
+        }
+        rewrapped.put(id, renewed);
+        return renewed;
+    }
+
+    /** Writes {@code envelope} and the message after the old one into a hidden file beside {@code path}, then renames it over. */
+    private void replace(FileSystem fs, Path path, long length, byte[] envelope) throws IOException {
+        Path temporary = new Path(path.getParent(), "." + path.getName() + ".sealpipe-rewrap-" + UUID.randomUUID());
+        boolean renamed = false;
+        try {
+            try (OutputStream to = fs.create(temporary, false); InputStream from = fs.open(path)) {
+                to.write(envelope);
+                from.skipNBytes(Envelope.LENGTH);
+                long copied = from.transferTo(to);
+                if (copied != length - Envelope.LENGTH) {
+                    throw new IOException("it changed while it was read (" + (Envelope.LENGTH + copied) + " bytes, not "
+                            + length + "): left as it is");
+                }
+            }
+            FileContext.getFileContext(path.toUri(), conf).rename(temporary, path, Options.Rename.OVERWRITE);
+            renamed = true;
+        } finally {
+            if (!renamed) {
+                fs.delete(temporary, false);
+            }
+        }
+    }
+}

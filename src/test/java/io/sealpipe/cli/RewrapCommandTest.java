@@ -1,0 +1,108 @@
+package io.sealpipe.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sealpipe.cli.CliRun.Result;
+import io.sealpipe.internal.Envelope;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.crypto.key.KeyProvider;
+import org.apache.hadoop.crypto.key.KeyProviderFactory;
+import org.apache.hadoop.fs.FileSystem;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code sealpipe rewrap} over envelope files that the sealed file system wrote under a JCEKS
+ * keystore's key (Hadoop's default crypto extension): after a roll, {@code --dry-run} changes
+ * nothing, a run rewraps every envelope file under the new version with its chunks unchanged
+ * and readable, a second run finds them current, other files are skipped, nothing is left behind.
+ */
+class RewrapCommandTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void rewrapsEnvelopesUnderTheCurrentVersionWithoutTouchingAChunk() throws Exception {
+        URI keystore = URI.create("jceks://file" + dir.resolve("keys.jceks").toAbsolutePath());
+        KeyProvider provider = KeyProviderFactory.get(keystore, new Configuration(false));
+        KeyProvider.Options options = new KeyProvider.Options(new Configuration(false));
+        options.setBitLength(256);
+        provider.createKey("data", options);
+        provider.flush();
+
+        Path tree = Files.createDirectories(dir.resolve("tree/sub"));
+        Configuration conf = new Configuration(false);
+        conf.set("fs.sfile.impl", "io.sealpipe.hadoop.SealedFileSystem");
+        conf.setBoolean("fs.sfile.impl.disable.cache", true);
+        conf.set("sealpipe.fs.sfile.wraps", "file");
+        conf.set("sealpipe.fs.key.provider.path", keystore.toString());
+        conf.set("sealpipe.fs.key.name", "data");
+        conf.set("sealpipe.fs.key.mode", "envelope");
+        byte[][] data = new byte[3][];
+        String[] names = {"tree/a", "tree/sub/b", "tree/sub/c"};
+        try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), conf)) {
+            for (int i = 0; i < names.length; i++) {
+                data[i] = new byte[20_000 * i + 7];
+                new Random(i).nextBytes(data[i]);
+                try (OutputStream out = fs.create(new org.apache.hadoop.fs.Path("sfile://" + dir.resolve(names[i])))) {
+                    out.write(data[i]);
+                }
+            }
+        }
+        Files.writeString(dir.resolve("tree/plain.txt"), "not sealed");
+        provider.rollNewVersion("data");
+        provider.flush();
+        provider.close();
+        byte[][] before = new byte[3][];
+        for (int i = 0; i < names.length; i++) {
+            before[i] = Files.readAllBytes(dir.resolve(names[i]));
+            assertEquals("data@0", Envelope.parse(before[i]).versionName());
+        }
+        String[] args = {"rewrap", "--key-provider", keystore.toString(), "file://" + dir.resolve("tree")};
+
+        Result dry = CliRun.run(args[0], "--dry-run", args[1], args[2], args[3]);
+        assertEquals(0, dry.code(), dry.err());
+        assertTrue(dry.out().contains("would rewrap 3, current 0, not envelope files 1, failed 0"), dry.out());
+        assertTrue(dry.out().contains("data@0 -> data@1"), dry.out());
+        for (int i = 0; i < names.length; i++) {
+            assertArrayEquals(before[i], Files.readAllBytes(dir.resolve(names[i])), "a dry run changes nothing");
+        }
+
+        Result run = CliRun.run(args);
+        assertEquals(0, run.code(), run.err());
+        assertTrue(run.out().contains("rewrapped 3, current 0, not envelope files 1, failed 0"), run.out());
+        for (int i = 0; i < names.length; i++) {
+            byte[] after = Files.readAllBytes(dir.resolve(names[i]));
+            assertEquals("data@1", Envelope.parse(after).versionName());
+            assertEquals(before[i].length, after.length);
+            assertArrayEquals(Arrays.copyOfRange(before[i], Envelope.LENGTH, before[i].length),
+                    Arrays.copyOfRange(after, Envelope.LENGTH, after.length), "every chunk as it was");
+            assertFalse(Arrays.equals(Arrays.copyOf(before[i], Envelope.LENGTH), Arrays.copyOf(after, Envelope.LENGTH)));
+        }
+        try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), conf)) {
+            for (int i = 0; i < names.length; i++) {
+                try (InputStream in = fs.open(new org.apache.hadoop.fs.Path("sfile://" + dir.resolve(names[i])))) {
+                    assertArrayEquals(data[i], in.readAllBytes(), names[i] + " reads after the rewrap");
+                }
+            }
+        }
+        try (Stream<Path> files = Files.walk(dir.resolve("tree"))) {
+            assertTrue(files.noneMatch(p -> p.getFileName().toString().contains("sealpipe-rewrap")), "no leftovers");
+        }
+
+        Result again = CliRun.run(args);
+        assertEquals(0, again.code(), again.err());
+        assertTrue(again.out().contains("rewrapped 0, current 3, not envelope files 1, failed 0"), again.out());
+    }
+}
