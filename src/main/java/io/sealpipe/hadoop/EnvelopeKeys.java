@@ -93,6 +93,7 @@ final class EnvelopeKeys implements Closeable {
     private final LinkedHashMap<ByteBuffer, ReadKey> readKeysKept = new LinkedHashMap<>(16, 0.75f, true); // guarded by this
     private final Map<ByteBuffer, CompletableFuture<Void>> unwrapping = new HashMap<>(); // guarded by this
     private long calls; // guarded by this: KMS calls made (generate and decrypt), for tests and reports
+    private int waiting; // guarded by this: callers waiting for another's unwrap, for tests
     private boolean closed; // guarded by this
 
     EnvelopeKeys(Extensions extensions, LongSupplier nanoTime, String providerPath, String keyName, int parallelism,
@@ -254,7 +255,16 @@ final class EnvelopeKeys implements Closeable {
                 }
             }
             if (!mine) {
-                awaitUnwrap(call, path); // then the key is kept (or the wait ends in the other caller's failure)
+                synchronized (this) {
+                    waiting++;
+                }
+                try {
+                    awaitUnwrap(call, path); // then the key is kept (or the wait ends in the other caller's failure)
+                } finally {
+                    synchronized (this) {
+                        waiting--;
+                    }
+                }
                 continue;
             }
             AesKey key = null;
@@ -427,6 +437,11 @@ final class EnvelopeKeys implements Closeable {
     /** The KMS calls made so far (generate and unwrap): for tests. */
     synchronized long calls() {
         return calls;
+    }
+
+    /** How many callers wait for another caller's unwrap of the same data key: for tests. */
+    synchronized int callersWaitingForUnwrap() {
+        return waiting;
     }
 
     /** How many unwrapped data keys are kept for reading: for tests. */

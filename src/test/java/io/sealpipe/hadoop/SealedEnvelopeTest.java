@@ -472,4 +472,120 @@ class SealedEnvelopeTest {
         IOException e = assertThrows(IOException.class, () -> fs(c));
         assertTrue(e.getMessage().contains("sealpipe.fs.key.mode=wrapped"), e.getMessage());
     }
+
+    /** Callers that need the same data key at once share one unwrap: forced with a latch, not by timing. */
+    @Test
+    @org.junit.jupiter.api.Timeout(120)
+    void callersOfOneDataKeyShareOneUnwrap() throws Exception {
+        SealedFileSystem writer = fs(conf);
+        write(writer, fixture.sealedPath("shared"), data(100, 1));
+        Envelope envelope = Envelope.parse(stored("shared"));
+        AtomicInteger generated = new AtomicInteger();
+        AtomicInteger unwrapped = new AtomicInteger();
+        java.util.concurrent.CountDownLatch inKms = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        EnvelopeKeys keys = EnvelopeKeys.load(conf, 1, () -> blocking(counting(generated, unwrapped), inKms, release),
+                System::nanoTime);
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(3);
+        try {
+            List<java.util.concurrent.Future<?>> opens = new ArrayList<>();
+            opens.add(threads.submit(() -> {
+                keys.forReading(envelope, new Path("sfile:///first")).destroy();
+                return null;
+            }));
+            inKms.await(); // the first caller is in the KMS call, holding it
+            for (int i = 0; i < 2; i++) {
+                opens.add(threads.submit(() -> {
+                    keys.forReading(envelope, new Path("sfile:///joiner")).destroy();
+                    return null;
+                }));
+            }
+            try {
+                while (keys.callersWaitingForUnwrap() < 2) { // until both wait for the call in progress
+                    if (Thread.interrupted() || opens.get(1).isDone() || opens.get(2).isDone()) {
+                        break; // a joiner that ended did not wait: fails below
+                    }
+                    Thread.onSpinWait();
+                }
+                assertEquals(2, keys.callersWaitingForUnwrap(), "both callers wait for the unwrap in progress");
+            } finally {
+                release.countDown();
+            }
+            for (java.util.concurrent.Future<?> open : opens) {
+                open.get();
+            }
+            assertEquals(1, unwrapped.get(), "three callers, one unwrap");
+        } finally {
+            release.countDown();
+            threads.shutdownNow();
+            keys.close();
+        }
+    }
+
+    /** An extension whose first unwrap says it has begun and waits to be released. */
+    private static KeyProviderCryptoExtension blocking(KeyProviderCryptoExtension real,
+            java.util.concurrent.CountDownLatch inKms, java.util.concurrent.CountDownLatch release) {
+        return new KeyProviderCryptoExtension(real, new KeyProviderCryptoExtension.CryptoExtension() {
+            @Override
+            public void warmUpEncryptedKeys(String... names) {
+            }
+
+            @Override
+            public void drain(String name) {
+            }
+
+            @Override
+            public EncryptedKeyVersion generateEncryptedKey(String name) throws IOException, GeneralSecurityException {
+                return real.generateEncryptedKey(name);
+            }
+
+            @Override
+            public KeyVersion decryptEncryptedKey(EncryptedKeyVersion eek) throws IOException, GeneralSecurityException {
+                inKms.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    throw new java.io.InterruptedIOException("interrupted");
+                }
+                return real.decryptEncryptedKey(eek);
+            }
+
+            @Override
+            public EncryptedKeyVersion reencryptEncryptedKey(EncryptedKeyVersion eek)
+                    throws IOException, GeneralSecurityException {
+                return real.reencryptEncryptedKey(eek);
+            }
+
+            @Override
+            public void reencryptEncryptedKeys(List<EncryptedKeyVersion> eeks) throws IOException, GeneralSecurityException {
+                real.reencryptEncryptedKeys(eeks);
+            }
+        }) {
+        };
+    }
+
+    /** After a roll, new data keys are wrapped under the new version (here at once: refresh 0), and old files read. */
+    @Test
+    void afterARollNewFilesAreUnderTheNewVersionAndOldFilesRead() throws Exception {
+        Configuration eager = new Configuration(conf);
+        eager.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 0);
+        eager.setLong(SealedFileSystem.DATA_KEY_WRITE_FILES, 0);
+        SealedFileSystem fs = fs(eager);
+        write(fs, fixture.sealedPath("old"), data(50, 1));
+        fixture.rollKey();
+        write(fs, fixture.sealedPath("new"), data(60, 2));
+        assertEquals(SealedFixture.KEY + "@0", Envelope.parse(stored("old")).versionName());
+        assertEquals(SealedFixture.KEY + "@1", Envelope.parse(stored("new")).versionName());
+        SealedFileSystem reader = fs(new Configuration(conf));
+        assertArrayEquals(data(50, 1), readAll(reader, fixture.sealedPath("old")));
+        assertArrayEquals(data(60, 2), readAll(reader, fixture.sealedPath("new")));
+
+        SealedFileSystem lazy = fs(new Configuration(conf)); // the defaults: its data key until its bounds
+        write(lazy, fixture.sealedPath("before"), data(5, 3));
+        fixture.rollKey();
+        write(lazy, fixture.sealedPath("after"), data(5, 4));
+        assertEquals(SealedFixture.KEY + "@1", Envelope.parse(stored("before")).versionName());
+        assertEquals(SealedFixture.KEY + "@1", Envelope.parse(stored("after")).versionName(),
+                "a running file system keeps its data key until its bounds: the new version from its next data key");
+    }
 }
