@@ -85,6 +85,13 @@ final class CipherOptions {
 
         @Option(names = "--key-name", required = true, paramLabel = "NAME", description = "The key's name in the provider.")
         String name;
+
+        @Option(names = "--key-mode", paramLabel = "MODE", defaultValue = "direct", description = "direct (default): the"
+                + " key's own material encrypts (the provider must hand it out); envelope: a data key that the provider"
+                + " generates and wraps (a KMS's GENERATE_EEK and DECRYPT_EEK: its key never leaves it), stored wrapped"
+                + " in a 512-byte envelope before the message, as the sealed file system's envelope mode writes files."
+                + " decrypt reads an envelope file (OUT a file) without it.")
+        String mode;
     }
 
     /** A secret-key entry of a PKCS12 or JCEKS keystore. */

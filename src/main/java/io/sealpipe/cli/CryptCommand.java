@@ -70,10 +70,23 @@ abstract class CryptCommand implements Callable<Integer> {
         int threads = options.threads();
         byte[] context = options.mode == CipherOptions.Mode.gcm ? options.context() : null;
         CryptoEngine engine = options.engine();
-        List<CipherOptions.KeyVersion> versions = options.keyVersions();
+        boolean envelope = envelope();
+        List<CipherOptions.KeyVersion> versions = envelope ? List.of() : options.keyVersions();
         Codec codec = null;
+        byte[] envelopeBytes = null; // encrypt --key-mode envelope: written before the message
         try {
-            if (encrypting() || versions.size() == 1) {
+            if (envelope && encrypting()) {
+                HadoopEnvelopes.DataKey dataKey = HadoopEnvelopes.generate(providerUri(),
+                        options.key.provider.name, options.compress == CipherOptions.Compression.snappy);
+                try {
+                    envelopeBytes = dataKey.envelope().bytes();
+                    codec = codec(dataKey.key(), dataKey.envelope().context(), engine, threads);
+                } finally {
+                    java.util.Arrays.fill(dataKey.key(), (byte) 0);
+                }
+            } else if (envelope) {
+                // decrypt: the key comes from the input's envelope, below
+            } else if (encrypting() || versions.size() == 1) {
                 codec = codec(versions.get(versions.size() - 1).key(), context, engine, threads); // the newest
             } else if (options.mode == CipherOptions.Mode.ctr) {
                 throw new UsageException(options.spec.commandLine(), "ctr files carry no key commitment to find their key"
@@ -90,7 +103,9 @@ abstract class CryptCommand implements Callable<Integer> {
                     InputStream progress = Progress.wrap(opened, options.in, encrypting() ? "encrypt" : "decrypt",
                             options.quiet)) {
                 InputStream rawIn = progress;
-                if (codec == null) {
+                if (envelope && !encrypting()) {
+                    codec = envelopeCodec(rawIn, engine, threads);
+                } else if (codec == null) {
                     // Several key versions: the one whose commitment matches the header.
                     PushbackInputStream peek = new PushbackInputStream(rawIn, GcmStreams.HEADER_LENGTH);
                     byte[] header = peek.readNBytes(GcmStreams.HEADER_LENGTH);
@@ -99,6 +114,9 @@ abstract class CryptCommand implements Callable<Integer> {
                     codec = codec(matching(versions, header, context), context, engine, threads);
                 }
                 Io.Counting sink = new Io.Counting(output.stream);
+                if (envelopeBytes != null) {
+                    sink.write(envelopeBytes);
+                }
                 try {
                     transfer(rawIn, sink, codec, encrypting());
                 } catch (StreamAuthenticationException | SnappyGuard.CompressedException e) {
@@ -126,6 +144,71 @@ abstract class CryptCommand implements Callable<Integer> {
             }
         }
         return Main.OK;
+    }
+
+    /**
+     * Whether this run uses a data key wrapped by the --key-provider: encrypt with {@code
+     * --key-mode envelope}; decrypt with it, or of an input file that begins with an envelope.
+     */
+    private boolean envelope() throws IOException {
+        CipherOptions.ProviderKey provider = options.key.provider;
+        String mode = provider == null ? "direct" : provider.mode;
+        if (!mode.equals("direct") && !mode.equals("envelope")) {
+            throw new UsageException(options.spec.commandLine(), "--key-mode must be direct or envelope");
+        }
+        boolean envelope = mode.equals("envelope");
+        if (!envelope && provider != null && !encrypting() && !Io.isStd(options.in)) {
+            try (InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(options.in))) {
+                envelope = io.sealpipe.internal.Envelope.startsWithMagic(in.readNBytes(8));
+            } catch (IOException e) {
+                return false; // opening the input fails below, as for any file
+            }
+        }
+        if (!envelope) {
+            return false;
+        }
+        if (options.mode != CipherOptions.Mode.gcm || options.contextHex != null || options.aesBits != 256) {
+            throw new UsageException(options.spec.commandLine(), "an envelope file is gcm with a 256-bit data key and"
+                    + " the envelope as its context: --mode ctr, --aes 128 and --context-hex do not apply");
+        }
+        if (!HadoopProviderKeys.available()) {
+            throw new IOException("envelope files need Hadoop's client on the class path, which the CLI jar does not"
+                    + " hold: SEALPIPE_CLASSPATH=\"$(hadoop classpath)\" ./sealpipe ...");
+        }
+        return true;
+    }
+
+    private java.net.URI providerUri() {
+        try {
+            return new java.net.URI(options.key.provider.uri);
+        } catch (java.net.URISyntaxException e) {
+            throw new UsageException(options.spec.commandLine(), "--key-provider is not a URI: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Reads the envelope at the start of {@code in}, has the --key-provider unwrap its data key
+     * and returns the codec that decrypts the rest (compressed if the envelope says so).
+     */
+    private Codec envelopeCodec(InputStream in, CryptoEngine engine, int threads) throws IOException {
+        String input = Io.isStd(options.in) ? "standard input" : options.in;
+        io.sealpipe.internal.Envelope envelope;
+        try {
+            envelope = io.sealpipe.internal.Envelope.parse(in.readNBytes(io.sealpipe.internal.Envelope.LENGTH));
+        } catch (IOException e) {
+            throw new IOException("cannot decrypt " + input + ": " + e.getMessage() + "; nothing was decrypted", e);
+        }
+        if (!envelope.keyName().equals(options.key.provider.name)) {
+            throw new IOException("cannot decrypt " + input + ": its envelope names the key '" + envelope.keyName()
+                    + "', not the --key-name; nothing was decrypted");
+        }
+        byte[] key = HadoopEnvelopes.unwrap(providerUri(), envelope);
+        try {
+            options.compress = envelope.compressed() ? CipherOptions.Compression.snappy : CipherOptions.Compression.none;
+            return codec(key, envelope.context(), engine, threads);
+        } finally {
+            java.util.Arrays.fill(key, (byte) 0);
+        }
     }
 
     /** The version whose key commitment matches {@code header}, or a failure naming those tried. */

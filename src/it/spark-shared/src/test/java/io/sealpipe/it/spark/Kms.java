@@ -1,6 +1,9 @@
 package io.sealpipe.it.spark;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.HttpURLConnection;
 import java.net.URL;
@@ -11,6 +14,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -139,6 +143,50 @@ final class Kms implements AutoCloseable {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    private static final Pattern METER = Pattern.compile("metrics:name=hadoop\\.kms\\.(.+)\\.calls\\.meter");
+
+    /**
+     * The KMS's own meters of the requests it answered, as its web server's {@code /jmx} shows
+     * them (the Dropwizard meters of {@code KMSWebApp}): each count by the meter's name without
+     * {@code hadoop.kms.} and {@code .calls.meter}: {@code generate_eek} and {@code decrypt_eek}
+     * (one per request, however many keys it asks for), {@code key} (a key's versions),
+     * {@code admin} (create, roll, delete, metadata), {@code reencrypt_eek},
+     * {@code reencrypt_eek_batch}, and the refused ones ({@code unauthenticated},
+     * {@code unauthorized}, {@code invalid}). Reading them counts in none of them.
+     */
+    Map<String, Long> meters() throws IOException {
+        URL url = new URL("http://127.0.0.1:" + port + "/jmx?qry=metrics:*&user.name=sealpipe");
+        HttpURLConnection connection = (HttpURLConnection) url.openConnection();
+        connection.setConnectTimeout(5_000);
+        connection.setReadTimeout(30_000);
+        JsonNode beans;
+        try {
+            if (connection.getResponseCode() != 200) {
+                throw new IOException(url + ": HTTP " + connection.getResponseCode());
+            }
+            try (InputStream in = connection.getInputStream()) {
+                beans = new ObjectMapper().readTree(in).path("beans");
+            }
+        } finally {
+            connection.disconnect();
+        }
+        Map<String, Long> meters = new TreeMap<>();
+        for (JsonNode bean : beans) {
+            Matcher meter = METER.matcher(bean.path("name").asText());
+            if (meter.matches()) {
+                meters.put(meter.group(1), bean.path("Count").asLong());
+            }
+        }
+        // All nine or none: a missing meter would read as 0 calls.
+        for (String name : List.of("generate_eek", "decrypt_eek", "key", "admin", "reencrypt_eek",
+                "reencrypt_eek_batch", "unauthenticated", "unauthorized", "invalid")) {
+            if (!meters.containsKey(name)) {
+                throw new IOException(url + " shows no meter hadoop.kms." + name + ".calls.meter: " + meters);
+            }
+        }
+        return meters;
     }
 
     @Override
