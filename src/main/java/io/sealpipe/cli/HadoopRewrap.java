@@ -226,6 +226,7 @@ final class HadoopRewrap {
                             + length + "): left as it is");
                 }
             }
+            TestHooks.reached(TestHooks.Step.REWRAP_COPIED, java.nio.file.Path.of(path.getName()));
             FileContext.getFileContext(path.toUri(), conf).rename(temporary, path, Options.Rename.OVERWRITE);
             renamed = true;
         } finally {

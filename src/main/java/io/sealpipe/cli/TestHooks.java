@@ -26,7 +26,9 @@ final class TestHooks {
         /** The output is published; its directory is not yet synced. The path is the output. */
         PUBLISHED,
         /** The output's directory is synced. The path is the output. */
-        DIRECTORY_SYNCED;
+        DIRECTORY_SYNCED,
+        /** rewrap has copied a file behind its new envelope, not yet renamed over it; the path is the file's name. */
+        REWRAP_COPIED;
     }
 
     /** A test's action at a step; it may throw to inject a failure there. */

@@ -105,4 +105,80 @@ class RewrapCommandTest {
         assertEquals(0, again.code(), again.err());
         assertTrue(again.out().contains("rewrapped 0, current 3, not envelope files 1, failed 0"), again.out());
     }
+
+    /**
+     * A rewrap killed (SIGKILL) after copying a file, before its rename: every file reads, the
+     * ones done rewrapped and the others as they were, and only a hidden copy is left; a second
+     * run finishes the work.
+     */
+    @Test
+    void aKilledRewrapLeavesEveryFileReadable() throws Exception {
+        URI keystore = URI.create("jceks://file" + dir.resolve("keys.jceks").toAbsolutePath());
+        KeyProvider provider = KeyProviderFactory.get(keystore, new Configuration(false));
+        KeyProvider.Options options = new KeyProvider.Options(new Configuration(false));
+        options.setBitLength(256);
+        provider.createKey("data", options);
+        provider.flush();
+        Configuration conf = sealedConf(keystore);
+        Files.createDirectories(dir.resolve("k"));
+        byte[][] data = new byte[3][];
+        try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), conf)) {
+            for (int i = 0; i < 3; i++) {
+                data[i] = new byte[30_000 + i];
+                new Random(10 + i).nextBytes(data[i]);
+                try (OutputStream out = fs.create(new org.apache.hadoop.fs.Path("sfile://" + dir.resolve("k/f" + i)))) {
+                    out.write(data[i]);
+                }
+            }
+        }
+        provider.rollNewVersion("data");
+        provider.flush();
+        provider.close();
+
+        java.util.List<String> command = io.sealpipe.ChildJvm.command("-cp", System.getProperty("java.class.path"),
+                HookedRewrapChild.class.getName(), "stop-at", "f1", "rewrap", "--key-provider", keystore.toString(),
+                "file://" + dir.resolve("k"));
+        Process child = new ProcessBuilder(command).redirectError(dir.resolve("child.err").toFile()).start();
+        try {
+            String said = new java.io.BufferedReader(new java.io.InputStreamReader(child.getInputStream(),
+                    java.nio.charset.StandardCharsets.UTF_8)).lines().filter(l -> l.startsWith("copied")).findFirst()
+                    .orElse("(nothing: " + Files.readString(dir.resolve("child.err")) + ")");
+            assertEquals("copied f1", said);
+        } finally {
+            child.destroyForcibly(); // SIGKILL, between the copy of f1 and its rename
+            child.waitFor();
+        }
+        java.util.Map<String, String> versions = new java.util.TreeMap<>();
+        for (int i = 0; i < 3; i++) {
+            versions.put("f" + i, Envelope.parse(Files.readAllBytes(dir.resolve("k/f" + i))).versionName());
+        }
+        assertEquals("data@0", versions.get("f1"), "killed before its rename: as it was");
+        try (Stream<Path> files = Files.list(dir.resolve("k"))) {
+            assertTrue(files.anyMatch(p -> p.getFileName().toString().startsWith(".f1.sealpipe-rewrap-")
+                    && !p.toString().endsWith(".crc")), "the hidden copy is what is left");
+        }
+        try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), conf)) {
+            for (int i = 0; i < 3; i++) {
+                try (InputStream in = fs.open(new org.apache.hadoop.fs.Path("sfile://" + dir.resolve("k/f" + i)))) {
+                    assertArrayEquals(data[i], in.readAllBytes(), "f" + i + " (" + versions.get("f" + i) + ") reads");
+                }
+            }
+        }
+        Result again = CliRun.run("rewrap", "--key-provider", keystore.toString(), "file://" + dir.resolve("k"));
+        assertEquals(0, again.code(), again.err());
+        for (int i = 0; i < 3; i++) {
+            assertEquals("data@1", Envelope.parse(Files.readAllBytes(dir.resolve("k/f" + i))).versionName());
+        }
+    }
+
+    private static Configuration sealedConf(URI keystore) {
+        Configuration conf = new Configuration(false);
+        conf.set("fs.sfile.impl", "io.sealpipe.hadoop.SealedFileSystem");
+        conf.setBoolean("fs.sfile.impl.disable.cache", true);
+        conf.set("sealpipe.fs.sfile.wraps", "file");
+        conf.set("sealpipe.fs.key.provider.path", keystore.toString());
+        conf.set("sealpipe.fs.key.name", "data");
+        conf.set("sealpipe.fs.key.mode", "envelope");
+        return conf;
+    }
 }
