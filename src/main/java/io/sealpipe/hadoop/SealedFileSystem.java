@@ -53,6 +53,9 @@ import org.apache.hadoop.util.functional.FutureIO;
  * sealpipe.fs.sfile.wraps       = file                       (the scheme it is a view of)
  * sealpipe.fs.key.provider.path = jceks://file/etc/sealpipe/keys.jceks   (any Hadoop KeyProvider)
  * sealpipe.fs.key.name          = data                       (a 256-bit key: hadoop key create data -size 256)
+ * sealpipe.fs.key.mode          = direct                     (envelope: data keys the KMS wraps; for a KMS)
+ * sealpipe.fs.data.key.write.seconds = 300, .write.files = 10000   (envelope: how long, how many files a data key seals)
+ * sealpipe.fs.data.key.read.seconds = 300, .read.keys = 1000       (envelope: unwrapped data keys kept for reading)
  * sealpipe.fs.parallelism       = 1                          (threads per written file)
  * sealpipe.fs.cache.chunks      = 8                          (decrypted 16 KiB chunks kept per open file)
  * sealpipe.fs.key.refresh.seconds = 600                      (how long key versions are kept)
@@ -100,6 +103,12 @@ import org.apache.hadoop.util.functional.FutureIO;
  * <p>Instances are thread-safe, as Hadoop's are; {@link FileSystem#get} shares one per scheme,
  * authority and user. The wrapped file system is Hadoop's shared instance for its scheme and is
  * not closed with this one. Closing this one destroys its copies of the keys (see {@link #close()}).
+ *
+ * <p>With {@value #KEY_MODE}{@code =envelope} each new file is sealed under a data key that the
+ * KMS generated and wrapped, stored in the file's first 512 bytes (docs/FORMAT.md, "Envelope
+ * files"): the KMS's key never leaves it, and a JVM holds only the data keys it made or unwrapped,
+ * within their bounds ({@link #DATA_KEY_WRITE_SECONDS}, {@link #DATA_KEY_READ_SECONDS}). Files of
+ * both kinds open in either mode; lengths are computed as this file system's mode writes files.
  *
  * <p>Key versions are known by their material, not their names: a key deleted and created again
  * under its name is a new key, and the first read of the provider after the deletion forgets the
