@@ -153,8 +153,12 @@ final class Kms implements AutoCloseable {
      * {@code hadoop.kms.} and {@code .calls.meter}: {@code generate_eek} and {@code decrypt_eek}
      * (one per request, however many keys it asks for), {@code key} (a key's versions),
      * {@code admin} (create, roll, delete, metadata), {@code reencrypt_eek},
-     * {@code reencrypt_eek_batch}, and the refused ones ({@code unauthenticated},
-     * {@code unauthorized}, {@code invalid}). Reading them counts in none of them.
+     * {@code reencrypt_eek_batch}, and the others ({@code unauthenticated}: an HTTP 401, as the
+     * first request of each new KMS client gets before it authenticates; {@code unauthorized}: a
+     * refusal by the ACLs; {@code invalid}: any other status but 200 and 201). A read counts in
+     * none of the served ones, but may count as {@code invalid} (the {@code /jmx} servlet sets no
+     * status, which {@code KMSAuthenticationFilter} takes for neither 200 nor 201), before or after
+     * its own answer.
      */
     Map<String, Long> meters() throws IOException {
         URL url = new URL("http://127.0.0.1:" + port + "/jmx?qry=metrics:*&user.name=sealpipe");

@@ -56,10 +56,9 @@ class SparkClusterEnvelopeTest {
     /** docs/FORMAT.md, "Envelope files": {@code \x89SPENV\r\n}. */
     private static final byte[] ENVELOPE_MAGIC = {(byte) 0x89, 0x53, 0x50, 0x45, 0x4E, 0x56, 0x0D, 0x0A};
     private static final int ENVELOPE_BYTES = 512;
-    /** The requests the KMS served, as its meters name them; the refused ones are counted apart. */
+    /** The requests the KMS served, as its meters name them (Kms#meters). */
     private static final List<String> SERVED = List.of("generate_eek", "decrypt_eek", "key", "admin", "reencrypt_eek",
             "reencrypt_eek_batch");
-    private static final List<String> REFUSED = List.of("unauthorized", "invalid");
     /** A second sealed view of {@code file}, for the read that keeps no data key. */
     private static final String UNKEPT = "sfileunkept";
 
@@ -152,28 +151,39 @@ class SparkClusterEnvelopeTest {
         phases.put("write " + FILES + " files", delta(started, written));
         phases.put("read them back", delta(written, read));
         phases.put("read them back, keeping no data key", delta(read, readUnkept));
+        // Hadoop's KMS client asks for new data keys in batches (KMSClientProvider's ValueQueue):
+        // a JVM's first GENERATE_EEK fills its queue, and a second one, asynchronous, refills it
+        // at once. Reads generate nothing, so the job's GENERATE_EEK are counted to the end: a
+        // refill that lands during the later reads is the job's too. Every other call of the job
+        // is made before its last task ends.
+        Map<String, Long> job = delta(started, read);
+        job.put("generate_eek", readUnkept.get("generate_eek") - started.get("generate_eek"));
         StringBuilder report = new StringBuilder();
-        phases.forEach((phase, calls) -> report.append(String.format("%-45s %5d KMS calls %s%n", phase + ":",
-                served(calls), calls)));
+        phases.forEach((phase, calls) -> report.append(line(phase, calls)));
+        report.append(line("the job (write and read back)", job));
         report.append(String.format("data keys in the %d stored files (distinct envelopes): %d%n", stored.files(),
                 stored.dataKeys()));
+        report.append("KMS calls: the requests the KMS served, by its meters ").append(SERVED)
+                .append("; unauthenticated: its HTTP 401 answers (a new client's first request)\n");
         System.out.print(report);
         Files.writeString(Cluster.TARGET.resolve("envelope-kms-calls.txt"), report);
 
-        Map<String, Long> job = delta(started, read);
-        for (String refused : REFUSED) {
-            assertEquals(0, delta(before, readUnkept).get(refused), "requests the KMS refused (" + refused + "):\n" + report);
-        }
-        assertTrue(phases.get("start the context").values().stream().allMatch(n -> n == 0),
-                "KMS calls while the context started:\n" + report);
-        // The job really used the KMS: each writing JVM generated a data key and unwrapped it.
+        assertEquals(0, delta(before, readUnkept).get("unauthorized"), "requests the KMS refused:\n" + report);
+        assertEquals(0, served(phases.get("start the context")), "KMS calls while the context started:\n" + report);
+        // The job really used the KMS: a writing JVM generates a data key, then has it unwrapped.
         assertTrue(job.get("generate_eek") >= 1 && job.get("decrypt_eek") >= 1 && served(job) >= 2,
                 "the job's KMS calls:\n" + report);
         assertTrue(served(job) <= MAX_JOB_CALLS, "the job's KMS calls, at most " + MAX_JOB_CALLS + ":\n" + report);
+        // The counter counts: a read that keeps no data key costs one DECRYPT_EEK per file opened.
         Map<String, Long> control = phases.get("read them back, keeping no data key");
-        assertEquals(0, control.get("generate_eek"), "a read generates no data key:\n" + report);
-        assertTrue(control.get("decrypt_eek") >= FILES && served(control) <= FILES + MAX_JOB_CALLS,
+        assertTrue(control.get("decrypt_eek") >= FILES && control.get("decrypt_eek") <= FILES + MAX_JOB_CALLS,
                 "a read keeping no data key: one DECRYPT_EEK per file opened (" + FILES + "):\n" + report);
+    }
+
+    private static String line(String phase, Map<String, Long> calls) {
+        return String.format("%-40s %5d KMS calls (GENERATE_EEK %d, DECRYPT_EEK %d, other %d; unauthenticated %d)%n",
+                phase + ":", served(calls), calls.get("generate_eek"), calls.get("decrypt_eek"),
+                served(calls) - calls.get("generate_eek") - calls.get("decrypt_eek"), calls.get("unauthenticated"));
     }
 
     /** The stored files under {@code raw} (the local file system's {@code .crc} files aside). */
