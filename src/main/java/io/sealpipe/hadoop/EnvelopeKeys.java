@@ -136,7 +136,8 @@ final class EnvelopeKeys implements Closeable {
             throw new IllegalArgumentException(SealedFileSystem.DATA_KEY_READ_KEYS + " must be 0 or more, not " + readKeys);
         }
         Extensions made = extensions != null ? extensions
-                : () -> KeyProviderCryptoExtension.createKeyProviderCryptoExtension(SealedKeys.newProvider(conf, path));
+                : () -> KeyProviderCryptoExtension.createKeyProviderCryptoExtension(
+                        SealedKeys.newProvider(kmsClientConfiguration(conf), path));
         return new EnvelopeKeys(made, nanoTime, path, name, parallelism, refresh, writeNanos, writeFiles, readNanos,
                 readKeys);
     }
@@ -303,9 +304,9 @@ final class EnvelopeKeys implements Closeable {
             throw new InterruptedIOException(path + ": interrupted while waiting for the KMS to unwrap its data key");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
-            if (cause instanceof AccessControlException denied) {
-                AccessControlException again = new AccessControlException(path + ": " + denied.getMessage());
-                again.initCause(denied);
+            if (cause instanceof AccessControlException) {
+                AccessControlException again = new AccessControlException(path + ": " + cause.getMessage());
+                again.initCause(cause);
                 throw again;
             }
             throw new IOException(path + ": " + cause.getMessage(), cause);
@@ -378,15 +379,44 @@ final class EnvelopeKeys implements Closeable {
     private IOException failed(String what, Envelope envelope, IOException e) {
         String key = envelope == null ? "'" + keyName + "'" : "'" + envelope.keyName() + "' (version "
                 + envelope.versionName() + ")";
-        if (e instanceof AccessControlException) {
+        AccessControlException refusal = refusal(e);
+        if (refusal != null) {
             AccessControlException denied = new AccessControlException("the KMS " + providerPath + " refused to " + what
-                    + " the key " + key + ": " + e.getMessage() + "; a writer needs GENERATE_EEK and DECRYPT_EEK on the key,"
-                    + " a reader DECRYPT_EEK (docs/sealed-files.md, \"Keys in a KMS\")");
+                    + " the key " + key + ": " + refusal.getMessage() + "; a writer needs GENERATE_EEK and DECRYPT_EEK on"
+                    + " the key, a reader DECRYPT_EEK (docs/sealed-files.md, \"Keys in a KMS\")");
             denied.initCause(e);
             return denied;
         }
         return new IOException("cannot " + what + " the key " + key + " in " + providerPath + " ("
                 + SealedFileSystem.KEY_PROVIDER_PATH + "): " + e + "; check that the KMS is reachable", e);
+    }
+
+    /**
+     * The KMS's refusal in {@code e} or its causes, or null: Hadoop's KMS client hands a refused
+     * generation on wrapped twice ({@code IOException(ExecutionException(AuthorizationException))}),
+     * as its wrapped keys come from its queue.
+     */
+    static AccessControlException refusal(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof AccessControlException denied) {
+                return denied;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The configuration of sealpipe's own KMS client: Hadoop's KMS client keeps a queue of wrapped
+     * keys that it fills in batches of up to 500 per key (a first request for 150 and a refill in
+     * the background), which a writer that needs one data key per few minutes never uses. Its
+     * queue is one key here: a request for one wrapped key, and one more in the background, made
+     * ready for the next data key.
+     */
+    static Configuration kmsClientConfiguration(Configuration conf) {
+        Configuration own = new Configuration(conf);
+        own.setInt("hadoop.security.kms.client.encrypted.key.cache.size", 1);
+        own.setFloat("hadoop.security.kms.client.encrypted.key.cache.low-watermark", 1f);
+        return own;
     }
 
     /** The extension, made again once {@code sealpipe.fs.key.refresh.seconds} have passed. */
