@@ -244,7 +244,10 @@ final class Kms implements AutoCloseable {
         return KMSWebApp.getGenerateEEKCallsMeter().getCount();
     }
 
-    /** The {@code DECRYPT_EEK} requests the KMS received so far: its meter is marked before the ACL check, so refused ones count too. */
+    /**
+     * The {@code DECRYPT_EEK} requests the KMS received so far: its meter is marked before the
+     * ACL check, so refused ones count too.
+     */
     static long decryptEekCalls() {
         return KMSWebApp.getDecryptEEKCallsMeter().getCount();
     }

@@ -25,7 +25,6 @@ import java.util.Set;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
@@ -226,7 +225,11 @@ class KmsEnvelopeAclTest {
         }
         StringBuilder report = new StringBuilder();
 
-        // 1. The writer writes envelope files and reads them back.
+        // The KMS's meters of the requests about the key itself (versions, current version,
+        // metadata, names), marked before the ACL check: refused ones count too.
+        long keyCalls = Kms.calls();
+
+        // The writer writes envelope files and reads them back.
         UserFileSystem writer = sealed(WRITER);
         long generate = Kms.generateEekCalls();
         long decrypt = Kms.decryptEekCalls();
@@ -237,12 +240,13 @@ class KmsEnvelopeAclTest {
             assertArrayEquals(f.getValue(), read(writer, f.getKey()), "read back by the writer: " + f.getKey());
             byte[] stored = Files.readAllBytes(dir.resolve(f.getKey()));
             assertEquals(ENVELOPE + GcmStreams.ciphertextLength(f.getValue().length), stored.length, f.getKey());
-            assertArrayEquals(ENVELOPE_MAGIC, Arrays.copyOf(stored, ENVELOPE_MAGIC.length), "an envelope file: " + f.getKey());
+            assertArrayEquals(ENVELOPE_MAGIC, Arrays.copyOf(stored, ENVELOPE_MAGIC.length),
+                    "an envelope file: " + f.getKey());
         }
         report.append(String.format("writer, %d files written and read back: %d GENERATE_EEK, %d DECRYPT_EEK requests%n",
                 files.size(), Kms.generateEekCalls() - generate, Kms.decryptEekCalls() - decrypt));
 
-        // 2. The reader reads them all.
+        // The reader reads them all.
         UserFileSystem reader = sealed(READER);
         decrypt = Kms.decryptEekCalls();
         for (Map.Entry<String, byte[]> f : files.entrySet()) {
@@ -251,7 +255,7 @@ class KmsEnvelopeAclTest {
         report.append(String.format("reader, %d files read: %d DECRYPT_EEK requests%n", files.size(),
                 Kms.decryptEekCalls() - decrypt));
 
-        // 3. The other user lists them with their lengths, but opens and creates nothing.
+        // The other user lists them with their lengths, but opens and creates nothing.
         UserFileSystem other = sealed(OTHER);
         FileStatus[] listed = as(OTHER, () -> other.fs().listStatus(sealedPath("")));
         Map<String, Long> lengths = new LinkedHashMap<>();
@@ -267,34 +271,59 @@ class KmsEnvelopeAclTest {
         }
         decrypt = Kms.decryptEekCalls();
         long refused = Kms.unauthorizedCalls();
+        AccessControlException opening = null;
         for (String name : files.keySet()) {
             AccessControlException e = assertThrows(AccessControlException.class, () -> read(other, name),
                     "the other user opened " + name);
             assertNamesKeyAndKms(e);
             assertTrue(e.getMessage().contains(dir.resolve(name).toString()), e::getMessage);
+            opening = e;
         }
-        report.append(String.format("other, %d files opened: %d DECRYPT_EEK requests, %d refused%n", files.size(),
-                Kms.decryptEekCalls() - decrypt, Kms.unauthorizedCalls() - refused));
+        report.append(String.format("other, %d files opened: %d DECRYPT_EEK requests, %d refused; the last: %s%n",
+                files.size(), Kms.decryptEekCalls() - decrypt, Kms.unauthorizedCalls() - refused, opening));
+        // (That the refusal to create is an AccessControlException too: aFileSystemWithoutGenerateEekCreatesNothing.)
         refused = Kms.unauthorizedCalls();
         IOException creating = assertThrows(IOException.class, () -> write(other, "by-other", data(10, 1)),
                 "the other user created a file");
         assertFalse(Files.exists(dir.resolve("by-other")), "a file was made without a data key");
         report.append(String.format("other, 1 file created: %d refused; %s%n", Kms.unauthorizedCalls() - refused, creating));
+        long keyCallsMade = Kms.calls() - keyCalls;
+        report.append(String.format("writer, reader and other: %d requests about the key itself (key and admin calls)%n",
+                keyCallsMade));
         keep("users", report.toString());
-        assertInstanceOf(AccessControlException.class, creating, () -> "not a refusal: " + creating);
-        assertNamesKeyAndKms((AccessControlException) creating);
+        assertEquals(0, keyCallsMade, report::toString);
 
-        // 5. What the KMS saw: data-key operations only, by the users allowed them.
+        // What the KMS saw: data-key operations only, by the users allowed them.
         List<Kms.AuditEntry> audit = kms.audit();
         String log = Files.readString(kms.auditLog());
         assertTrue(audit.stream().anyMatch(e -> e.status().equals("OK") && "CREATE_KEY".equals(e.op())
-                && KEY.equals(e.key()) && "admin".equals(e.user())), () -> "no CREATE_KEY by the admin in the audit log:\n" + log);
+                && KEY.equals(e.key()) && "admin".equals(e.user())),
+                () -> "no CREATE_KEY by the admin in the audit log:\n" + log);
         assertEquals(Set.of("OK GENERATE_EEK", "OK DECRYPT_EEK"), auditedOps(audit, "writer"), log);
         assertEquals(Set.of("OK DECRYPT_EEK"), auditedOps(audit, "reader"), log);
         assertEquals(Set.of("UNAUTHORIZED GENERATE_EEK", "UNAUTHORIZED DECRYPT_EEK"), auditedOps(audit, "other"), log);
         assertEquals(List.of(), keyReads(audit, NOT_ADMIN), () -> "the key read by a user:\n" + log);
         for (String user : NOT_ADMIN) {
             assertTrue(audit.stream().filter(e -> user.equals(e.user())).allMatch(e -> DATA_KEY_OPS.contains(e.op())), log);
+        }
+    }
+
+    /**
+     * A user without GENERATE_EEK creates no file, and learns that the KMS refused: an {@link
+     * AccessControlException} naming the key and the KMS, as docs/sealed-files.md ("Keys in a
+     * KMS") promises, not an outage's IOException.
+     */
+    @Test
+    void aFileSystemWithoutGenerateEekCreatesNothing() throws Exception {
+        for (UserGroupInformation user : List.of(OTHER, READER)) {
+            UserFileSystem fs = sealed(user);
+            String name = "by-" + user.getShortUserName();
+            IOException creating = assertThrows(IOException.class, () -> write(fs, name, data(10, 1)),
+                    user + " created a file");
+            assertFalse(Files.exists(dir.resolve(name)), "a file was made without a data key");
+            assertInstanceOf(AccessControlException.class, creating, () -> "not a refusal: " + creating);
+            assertNamesKeyAndKms((AccessControlException) creating);
+            assertTrue(creating.getMessage().contains(dir.resolve(name).toString()), creating::getMessage);
         }
     }
 
@@ -309,17 +338,15 @@ class KmsEnvelopeAclTest {
     @Test
     void twentyFilesCostOneDataKeyAndAFreshReaderOneUnwrap() throws Exception {
         int n = 20;
-        Consumer<Configuration> queueOfOne = conf -> {
-            conf.setInt(CommonConfigurationKeysPublic.KMS_CLIENT_ENC_KEY_CACHE_SIZE, 1);
-            conf.setFloat(CommonConfigurationKeysPublic.KMS_CLIENT_ENC_KEY_CACHE_LOW_WATERMARK, 1f);
-        };
+        // The defaults: sealpipe's KMS client asks for one wrapped key at a time by itself.
+        Consumer<Configuration> defaults = conf -> { };
         List<String> names = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             names.add("f" + i);
         }
         StringBuilder report = new StringBuilder();
 
-        UserFileSystem writer = sealed(WRITER, true, queueOfOne);
+        UserFileSystem writer = sealed(WRITER, true, defaults);
         long generate = Kms.generateEekCalls();
         long decrypt = Kms.decryptEekCalls();
         for (int i = 0; i < n; i++) {
@@ -351,7 +378,7 @@ class KmsEnvelopeAclTest {
         long unkeptDecrypt = Kms.decryptEekCalls() - decrypt;
         report.append(String.format("a reader keeping no data key (%s=0), %d files read: %d DECRYPT_EEK requests%n",
                 SealedFileSystem.DATA_KEY_READ_KEYS, n, unkeptDecrypt));
-        UserFileSystem perFile = sealed(WRITER, true, queueOfOne.andThen(
+        UserFileSystem perFile = sealed(WRITER, true, defaults.andThen(
                 conf -> conf.setLong(SealedFileSystem.DATA_KEY_WRITE_FILES, 0)));
         List<String> perFileNames = new ArrayList<>();
         generate = Kms.generateEekCalls();
@@ -384,7 +411,7 @@ class KmsEnvelopeAclTest {
         assertEquals(n, perFileDecrypt, report::toString);
     }
 
-    /** 4. Direct mode needs GET_METADATA and GET: refused, with the way out in the message. */
+    /** Direct mode needs GET_METADATA and GET: refused, with the way out in the message. */
     @Test
     void directModeIsRefusedAndSaysToSetEnvelopeMode() throws Exception {
         IOException starting = assertThrows(IOException.class, () -> sealed(WRITER, false, conf -> { }),
@@ -407,12 +434,12 @@ class KmsEnvelopeAclTest {
         Set<String> adminReads = keyReads(audit, Set.of("admin")).stream().map(e -> e.status() + " " + e.op())
                 .collect(Collectors.toSet());
         assertTrue(adminReads.contains("OK GET_METADATA") && adminReads.contains("OK GET_CURRENT_KEY"), log);
-        keep("direct", "direct mode, key reads in the audit log: writer " + writerReads.size() + " " + auditedOps(audit, "writer")
+        keep("direct", "direct mode, in the audit log: writer " + auditedOps(audit, "writer")
                 + ", admin " + auditedOps(audit, "admin") + "\n");
     }
 
     /**
-     * 7. The reader's DECRYPT_EEK revoked in kms-acls.xml: a file opened before reads on (its key
+     * The reader's DECRYPT_EEK revoked in kms-acls.xml: a file opened before reads on (its key
      * was unwrapped when it was opened), a file system that keeps no data key fails its next
      * open, one that kept the data key goes on opening its files until the key's time is up
      * ({@code sealpipe.fs.data.key.read.seconds}), and the writer still reads.
@@ -456,7 +483,8 @@ class KmsEnvelopeAclTest {
         assertArrayEquals(c, read(kept, "c"), "a data key kept before the revocation, within its time");
         assertArrayEquals(c, read(sealed(WRITER), "c"), "a new file system of the writer, whose access stays");
         List<Kms.AuditEntry> audit = kms.audit();
-        assertEquals(Set.of("OK DECRYPT_EEK", "UNAUTHORIZED DECRYPT_EEK"), auditedOps(audit, "reader"),
+        // A key's ACL that refuses logs the operation refused and ALL (which would have allowed it too).
+        assertEquals(Set.of("OK DECRYPT_EEK", "UNAUTHORIZED DECRYPT_EEK", "UNAUTHORIZED ALL"), auditedOps(audit, "reader"),
                 () -> "reader's entries:\n" + audit);
         assertEquals(List.of(), keyReads(audit, NOT_ADMIN));
     }
