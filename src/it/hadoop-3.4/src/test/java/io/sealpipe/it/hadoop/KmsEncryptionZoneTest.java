@@ -51,6 +51,7 @@ class KmsEncryptionZoneTest {
     private static final int[] SIZES = {0, 1, 17, 65_537, 1_000_003, 3 * 1024 * 1024 + 5};
 
     private static Kms kms;
+    private static Configuration clusterConf;
     private static MiniDFSCluster cluster;
     private static DistributedFileSystem sealpipe;
     private static DistributedFileSystem jce;
@@ -71,6 +72,7 @@ class KmsEncryptionZoneTest {
         conf.set(CODEC_CLASSES, JCE_CODEC);
         conf.setLong(DFSConfigKeys.DFS_BLOCK_SIZE_KEY, 1024 * 1024);
         conf.setInt(DFSConfigKeys.DFS_REPLICATION_KEY, 1);
+        clusterConf = conf;
         cluster = new MiniDFSCluster.Builder(conf, base.resolve("dfs").toFile()).numDataNodes(1).build();
         cluster.waitActive();
         cluster.getFileSystem().mkdirs(new Path(ZONE));
@@ -186,5 +188,80 @@ class KmsEncryptionZoneTest {
                 + Logs.sealpipe(loggedBySealpipeWrites));
         assertEquals(0, Logs.codecsMade(loggedByJceWrites, SEALPIPE_CODEC), "sealpipe codecs made while the JCE client wrote");
         assertEquals(SIZES.length, Logs.streamCodecsMade(loggedByJceWrites, JCE_CODEC), "JCE codecs made for the JCE client's streams");
+    }
+
+    /**
+     * KMS requests, by the KMS's own meters, for {@code n} small files written by one client and read
+     * back by a fresh one: in the encryption zone, and as sealed files in envelope mode
+     * ({@code shdfs} over the same cluster, the same KMS and key). Written to
+     * {@code target/kms/zone-vs-sealed-calls.txt} for the record (docs/PERFORMANCE.md). 100 files
+     * here (1,000 take eight minutes on a mini cluster: -Dsealpipe.it.zone.files=1000 for the
+     * record); the zone's count grows with them, the sealed files' does not.
+     */
+    @org.junit.jupiter.api.Test
+    void filesCostTheZoneADecryptEachAndSealedFilesAFewRequests() throws Exception {
+        int n = Integer.getInteger("sealpipe.it.zone.files", 100);
+        byte[] data = plaintext(100);
+        long[] zone = new long[4];
+        long g = Kms.generateEekCalls();
+        long d = Kms.decryptEekCalls();
+        try (DistributedFileSystem writer = client(clusterConf, JCE_CODEC)) {
+            writer.mkdirs(new Path(ZONE + "/calls"));
+            for (int i = 0; i < n; i++) {
+                write(writer, new Path(ZONE + "/calls/f" + i), data);
+            }
+        }
+        zone[0] = Kms.generateEekCalls() - g;
+        zone[1] = Kms.decryptEekCalls() - d;
+        g = Kms.generateEekCalls();
+        d = Kms.decryptEekCalls();
+        try (DistributedFileSystem reader = client(clusterConf, JCE_CODEC)) {
+            for (int i = 0; i < n; i++) {
+                assertArrayEquals(data, readAll(reader, new Path(ZONE + "/calls/f" + i)));
+            }
+        }
+        zone[2] = Kms.generateEekCalls() - g;
+        zone[3] = Kms.decryptEekCalls() - d;
+
+        Configuration sealedConf = new Configuration(clusterConf);
+        sealedConf.set("fs.shdfs.impl", io.sealpipe.hadoop.SealedFileSystem.class.getName());
+        sealedConf.setBoolean("fs.shdfs.impl.disable.cache", true);
+        sealedConf.set(io.sealpipe.hadoop.SealedFileSystem.wrapsKey("shdfs"), "hdfs");
+        sealedConf.set(io.sealpipe.hadoop.SealedFileSystem.KEY_PROVIDER_PATH, kms.uri().toString());
+        sealedConf.set(io.sealpipe.hadoop.SealedFileSystem.KEY_NAME, KEY);
+        sealedConf.set(io.sealpipe.hadoop.SealedFileSystem.KEY_MODE, "envelope");
+        java.net.URI sealedUri = java.net.URI.create("shdfs://" + cluster.getURI().getAuthority() + "/");
+        long[] sealed = new long[4];
+        g = Kms.generateEekCalls();
+        d = Kms.decryptEekCalls();
+        try (FileSystem writer = FileSystem.get(sealedUri, sealedConf)) {
+            for (int i = 0; i < n; i++) {
+                write(writer, new Path(sealedUri.resolve("/sealed-calls/f" + i)), data);
+            }
+        }
+        sealed[0] = Kms.generateEekCalls() - g;
+        sealed[1] = Kms.decryptEekCalls() - d;
+        g = Kms.generateEekCalls();
+        d = Kms.decryptEekCalls();
+        try (FileSystem reader = FileSystem.get(sealedUri, sealedConf)) {
+            for (int i = 0; i < n; i++) {
+                assertArrayEquals(data, readAll(reader, new Path(sealedUri.resolve("/sealed-calls/f" + i))));
+            }
+        }
+        sealed[2] = Kms.generateEekCalls() - g;
+        sealed[3] = Kms.decryptEekCalls() - d;
+        String report = String.format("%d files of 100 bytes, KMS requests by its own meters (GENERATE_EEK, DECRYPT_EEK)%n"
+                + "encryption zone: write %d, %d; read by a fresh client %d, %d%n"
+                + "sealed files, envelope mode: write %d, %d; read by a fresh client %d, %d%n", n, zone[0], zone[1], zone[2],
+                zone[3], sealed[0], sealed[1], sealed[2], sealed[3]);
+        java.nio.file.Path record = java.nio.file.Path.of("target", "kms", "zone-vs-sealed-calls.txt");
+        Files.createDirectories(record.getParent());
+        Files.writeString(record, report);
+        // The zone: a DECRYPT_EEK per file written and per file opened (the positive control of the meter).
+        assertTrue(zone[1] >= n && zone[3] >= n, report);
+        // Sealed files: one data key (a GENERATE_EEK, one background refill, its DECRYPT_EEK), one unwrap to read.
+        assertTrue(sealed[0] >= 1 && sealed[0] <= 2 && sealed[1] == 1, report);
+        assertEquals(0, sealed[2], report);
+        assertEquals(1, sealed[3], report);
     }
 }
