@@ -87,8 +87,7 @@ final class EnvelopeKeys implements Closeable {
     private final long readNanos;
     private final int readKeys;
     private final Object generating = new Object(); // held by the one caller generating a data key
-    private KeyProviderCryptoExtension extension; // guarded by this; null until the first call
-    private long extensionMadeAt;                 // guarded by this
+    private Lease lease;                          // guarded by this; the extension in use, null until the first call
     private WriteKey writeKey;                    // guarded by this; null: none, or used up
     private final LinkedHashMap<ByteBuffer, ReadKey> readKeysKept = new LinkedHashMap<>(16, 0.75f, true); // guarded by this
     private final Map<ByteBuffer, CompletableFuture<Void>> unwrapping = new HashMap<>(); // guarded by this
@@ -200,7 +199,15 @@ final class EnvelopeKeys implements Closeable {
 
     /** A new data key: generated wrapped by the KMS, then unwrapped by it. */
     private WriteKey generate() throws IOException {
-        KeyProviderCryptoExtension kms = extension();
+        Lease held = acquire();
+        try {
+            return generate(held.kms);
+        } finally {
+            release(held);
+        }
+    }
+
+    private WriteKey generate(KeyProviderCryptoExtension kms) throws IOException {
         EncryptedKeyVersion wrapped;
         try {
             count();
@@ -270,7 +277,12 @@ final class EnvelopeKeys implements Closeable {
             }
             AesKey key = null;
             try {
-                key = unwrap(extension(), envelope, path);
+                Lease held = acquire();
+                try {
+                    key = unwrap(held.kms, envelope, path);
+                } finally {
+                    release(held);
+                }
                 synchronized (this) {
                     checkOpen();
                     keepForReading(id, key);
@@ -419,33 +431,78 @@ final class EnvelopeKeys implements Closeable {
         return own;
     }
 
-    /** The extension, made again once {@code sealpipe.fs.key.refresh.seconds} have passed. */
-    private KeyProviderCryptoExtension extension() throws IOException {
-        KeyProviderCryptoExtension old = null;
+    /**
+     * An extension and the KMS calls running on it: retired when a newer one replaces it or this
+     * closes, and closed once retired with no call on it (closing a KMS client stops its threads
+     * and, over https, its SSL factory, which a call in progress still needs).
+     */
+    private static final class Lease {
+        final KeyProviderCryptoExtension kms;
+        final long madeAt;
+        int calls;       // guarded by the EnvelopeKeys
+        boolean retired; // guarded by the EnvelopeKeys
+
+        Lease(KeyProviderCryptoExtension kms, long madeAt) {
+            this.kms = kms;
+            this.madeAt = madeAt;
+        }
+    }
+
+    /**
+     * The extension for one KMS call, made again once {@code sealpipe.fs.key.refresh.seconds}
+     * have passed (a key rolled by another process is then seen); {@link #release} it after the call.
+     */
+    private Lease acquire() throws IOException {
+        Lease old = null;
         synchronized (this) {
             checkOpen();
-            if (extension != null && nanoTime.getAsLong() - extensionMadeAt < refreshNanos) {
-                return extension;
+            if (lease != null && nanoTime.getAsLong() - lease.madeAt < refreshNanos) {
+                lease.calls++;
+                return lease;
             }
-            old = extension;
-            extension = null;
+            if (lease != null) {
+                lease.retired = true;
+                old = lease.calls == 0 ? lease : null;
+                lease = null;
+            }
         }
-        closeQuietly(old);
+        if (old != null) {
+            closeQuietly(old.kms);
+        }
         KeyProviderCryptoExtension made = extensions.open();
+        Lease mine = new Lease(made, nanoTime.getAsLong());
+        mine.calls = 1;
+        Lease unused = null;
         synchronized (this) {
             if (closed) {
-                closeQuietly(made);
-                checkOpen();
-            }
-            if (extension == null) {
-                extension = made;
-                extensionMadeAt = nanoTime.getAsLong();
-                return made;
+                unused = mine;
+                mine = null;
+            } else if (lease == null) {
+                lease = mine;
+            } else { // another caller made one meanwhile: its, and this one closed
+                unused = mine;
+                mine = lease;
+                mine.calls++;
             }
         }
-        closeQuietly(made); // another caller made one meanwhile
+        if (unused != null) {
+            closeQuietly(unused.kms);
+        }
+        if (mine == null) {
+            throw new IOException("the sealed file system was closed: its keys are gone");
+        }
+        return mine;
+    }
+
+    /** Ends a call on {@code held}; closes it if it was retired meanwhile and this was its last call. */
+    private void release(Lease held) {
+        boolean close;
         synchronized (this) {
-            return extension;
+            held.calls--;
+            close = held.retired && held.calls == 0;
+        }
+        if (close) {
+            closeQuietly(held.kms);
         }
     }
 
@@ -497,7 +554,7 @@ final class EnvelopeKeys implements Closeable {
     /** Zeroes every data key kept and closes the provider; waits for no KMS call. */
     @Override
     public void close() {
-        KeyProvider provider;
+        Lease retired;
         synchronized (this) {
             if (closed) {
                 return;
@@ -509,10 +566,18 @@ final class EnvelopeKeys implements Closeable {
             }
             readKeysKept.values().forEach(k -> k.key().destroy());
             readKeysKept.clear();
-            provider = extension;
-            extension = null;
+            retired = lease;
+            lease = null;
+            if (retired != null) {
+                retired.retired = true;
+                if (retired.calls > 0) {
+                    retired = null; // its last call closes it
+                }
+            }
         }
-        closeQuietly(provider);
+        if (retired != null) {
+            closeQuietly(retired.kms);
+        }
     }
 
     @Override

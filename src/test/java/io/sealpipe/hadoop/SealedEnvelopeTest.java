@@ -591,4 +591,65 @@ class SealedEnvelopeTest {
         assertEquals(SealedFixture.KEY + "@1", Envelope.parse(stored("after")).versionName(),
                 "a running file system keeps its data key until its bounds: the new version from its next data key");
     }
+
+    /**
+     * A KMS client renewed (after {@code sealpipe.fs.key.refresh.seconds}) while a call runs on
+     * the old one is closed only once that call is done, and a file system closed meanwhile the
+     * same: closing a KMS client stops what the call still needs.
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(120)
+    void aKmsClientIsClosedOnlyOnceItsCallsAreDone() throws Exception {
+        SealedFileSystem writer = fs(conf);
+        write(writer, fixture.sealedPath("renewed"), data(10, 1));
+        Envelope envelope = Envelope.parse(stored("renewed"));
+        AtomicLong clock = new AtomicLong();
+        Configuration refresh = new Configuration(conf);
+        refresh.setLong(SealedFileSystem.KEY_REFRESH_SECONDS, 10);
+        refresh.setInt(SealedFileSystem.DATA_KEY_READ_KEYS, 0); // every open asks the KMS
+        java.util.concurrent.CountDownLatch inKms = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        List<AtomicInteger> closes = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AtomicInteger made = new AtomicInteger();
+        EnvelopeKeys keys = EnvelopeKeys.load(refresh, 1, () -> {
+            AtomicInteger closed = new AtomicInteger();
+            closes.add(closed);
+            KeyProviderCryptoExtension real = made.getAndIncrement() == 0
+                    ? blocking(counting(new AtomicInteger(), new AtomicInteger()), inKms, release)
+                    : counting(new AtomicInteger(), new AtomicInteger());
+            return new KeyProviderCryptoExtension(real, null) {
+                @Override
+                public KeyVersion decryptEncryptedKey(EncryptedKeyVersion eek) throws IOException, GeneralSecurityException {
+                    return real.decryptEncryptedKey(eek);
+                }
+
+                @Override
+                public void close() throws IOException {
+                    closed.incrementAndGet();
+                    real.close();
+                }
+            };
+        }, clock::get);
+        java.util.concurrent.ExecutorService thread = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<?> slow = thread.submit(() -> {
+                keys.forReading(envelope, new Path("sfile:///slow")).destroy();
+                return null;
+            });
+            inKms.await(); // a call on the first client is in the KMS
+            clock.addAndGet(10_000_000_000L); // its refresh period is up: the next call renews it
+            keys.forReading(envelope, new Path("sfile:///next")).destroy();
+            assertEquals(2, closes.size(), "a second client made");
+            assertEquals(0, closes.get(0).get(), "the first client stays open while its call runs");
+            release.countDown();
+            slow.get();
+            assertEquals(1, closes.get(0).get(), "closed once its call is done");
+            keys.close();
+            assertEquals(1, closes.get(1).get(), "the second closed with the file system");
+        } finally {
+            release.countDown();
+            thread.shutdownNow();
+            keys.close();
+        }
+    }
 }
