@@ -26,7 +26,8 @@ import java.util.regex.Pattern;
  * {@code sealpipe.it.kms.classpath}); its keys live in a JCEKS keystore under {@code dir}, its
  * configuration and log ({@code kms.log}) too. Every user may do everything (simple
  * authentication, ACLs of {@code *}): the tests are about the key reaching executors, not about
- * the KMS's access control.
+ * the KMS's access control. Its own meters of the calls it answered are read from its web server's
+ * {@code /jmx} ({@link #meters()}).
  */
 final class Kms implements AutoCloseable {
     private static final String MAIN = "org.apache.hadoop.crypto.key.kms.server.KMSWebServer";
