@@ -83,7 +83,7 @@ class UsageErrorTest {
     void linesNameTheOptionOrThePosition() {
         assertEquals("sealpipe: unknown command at argument 1 (did you mean encrypt or keygen or decrypt?): run 'sealpipe --help'"
                 + " for the commands", run("encrpyt", "--key-hex", KEY).err().strip());
-        assertEquals("sealpipe: unknown option at argument 3 (did you mean --key-hex or --key-file or --key-env or --keystore or --key-alias or --key-provider or --key-name?)"
+        assertEquals("sealpipe: unknown option at argument 3 (did you mean --key-hex or --key-file or --key-env or --keystore or --key-alias or --key-provider or --key-name or --key-mode?)"
                 + " (see: sealpipe encrypt --help)",
                 run("encrypt", "--aes=128", "--key-hx", KEY).err().strip());
         assertEquals("sealpipe: invalid value for --threads: expected a whole number (see: sealpipe encrypt --help)",
