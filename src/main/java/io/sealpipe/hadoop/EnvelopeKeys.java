@@ -155,14 +155,13 @@ final class EnvelopeKeys implements Closeable {
         synchronized (generating) { // one caller generates; the others wait for its key
             synchronized (this) {
                 checkOpen();
+                sweep();
                 WriteKey key = writeKey;
-                if (key != null && key.files < writeFiles && nanoTime.getAsLong() - key.madeAt < writeNanos) {
+                if (key != null) {
                     key.files++;
-                    return sealing(key, compressed);
-                }
-                if (key != null) { // used up: zeroed now (the streams made from it have their own copies)
-                    key.key.destroy();
-                    writeKey = null;
+                    Sealing sealing = sealing(key, compressed);
+                    sweep(); // the last file it may seal: zeroed now (the streams have their own copy)
+                    return sealing;
                 }
             }
             WriteKey made = generate();
@@ -172,9 +171,10 @@ final class EnvelopeKeys implements Closeable {
                     checkOpen();
                     keepForReading(made.envelope.wrappedIdentity(), made.key); // its own files cost no unwrap
                     made.files = 1;
-                    if (writeFiles > 0 && writeNanos > 0) {
+                    if (made.files < writeFiles && writeNanos > 0) {
                         writeKey = made;
                         kept = true;
+                        sweepAfter(writeNanos);
                     }
                     return sealing(made, compressed);
                 }
@@ -243,6 +243,13 @@ final class EnvelopeKeys implements Closeable {
      *     ({@link AccessControlException}) or fails, or answers with a key of the wrong size
      */
     GcmStreams forReading(Envelope envelope, Path path) throws IOException {
+        if (!envelope.keyName().equals(keyName)) {
+            // Another key's data key: the file was not sealed under this file system's key (a
+            // writer with rights on another key cannot pass its files off as this key's).
+            throw new SealedKeys.NoVersionMatches(path + ": its envelope names the key '" + envelope.keyName()
+                    + "', not this file system's key '" + keyName + "' (" + SealedFileSystem.KEY_NAME + " in "
+                    + providerPath + "): refused before any KMS call. No byte of it was decrypted.");
+        }
         ByteBuffer id = envelope.wrappedIdentity();
         boolean keeping = readKeys > 0 && readNanos > 0;
         while (true) {
@@ -250,7 +257,7 @@ final class EnvelopeKeys implements Closeable {
             boolean mine;
             synchronized (this) {
                 checkOpen();
-                dropExpired();
+                sweep();
                 ReadKey kept = readKeysKept.get(id);
                 if (kept != null) {
                     return streams(kept.key(), envelope);
@@ -334,11 +341,48 @@ final class EnvelopeKeys implements Closeable {
         if (before != null) {
             before.key().destroy();
         }
+        sweepAfter(readNanos);
         while (readKeysKept.size() > readKeys) {
             Iterator<ReadKey> eldest = readKeysKept.values().iterator();
             eldest.next().key().destroy();
             eldest.remove();
         }
+    }
+
+    /**
+     * Under this: zeroes and drops the data keys whose bounds are reached: the one kept for
+     * writing once it sealed its files or its time is up, those kept for reading once their time
+     * is up.
+     */
+    private void sweep() {
+        WriteKey key = writeKey;
+        if (key != null && (key.files >= writeFiles || nanoTime.getAsLong() - key.madeAt >= writeNanos)) {
+            key.key.destroy();
+            writeKey = null;
+        }
+        dropExpired();
+    }
+
+    /** One daemon thread for every file system's timed sweeps: a key kept is dropped in time even if no file comes. */
+    private static final java.util.concurrent.ScheduledExecutorService SWEEPER =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "sealpipe-data-key-sweeper");
+                t.setDaemon(true);
+                return t;
+            });
+
+    /** Sweeps again once {@code nanos} have passed (and a moment more, so that what was kept then is due). */
+    private void sweepAfter(long nanos) {
+        if (nanos == Long.MAX_VALUE) {
+            return;
+        }
+        SWEEPER.schedule(() -> {
+            synchronized (this) {
+                if (!closed) {
+                    sweep();
+                }
+            }
+        }, nanos + 1_000_000L, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     /** Under this: drops (and zeroes) the data keys kept for reading whose time is up. */
@@ -529,6 +573,11 @@ final class EnvelopeKeys implements Closeable {
     /** How many callers wait for another caller's unwrap of the same data key: for tests. */
     synchronized int callersWaitingForUnwrap() {
         return waiting;
+    }
+
+    /** The data keys held now (for writing, and for reading), without sweeping: for tests. */
+    synchronized int heldKeys() {
+        return (writeKey == null ? 0 : 1) + readKeysKept.size();
     }
 
     /** How many unwrapped data keys are kept for reading: for tests. */

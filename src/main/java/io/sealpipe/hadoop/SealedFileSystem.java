@@ -108,7 +108,8 @@ import org.apache.hadoop.util.functional.FutureIO;
  * KMS generated and wrapped, stored in the file's first 512 bytes (docs/FORMAT.md, "Envelope
  * files"): the KMS's key never leaves it, and a JVM holds only the data keys it made or unwrapped,
  * within their bounds ({@link #DATA_KEY_WRITE_SECONDS}, {@link #DATA_KEY_READ_SECONDS}). Files of
- * both kinds open in either mode; lengths are computed as this file system's mode writes files.
+ * the other kind open only with {@link #KEY_MODE_READ_OTHER}: lengths are computed as this file
+ * system's mode writes files.
  *
  * <p>Key versions are known by their material, not their names: a key deleted and created again
  * under its name is a new key, and the first read of the provider after the deletion forgets the
@@ -124,10 +125,20 @@ public class SealedFileSystem extends FileSystem {
      * the provider must hand out ({@code GET} on a KMS); or {@code envelope}, under data keys that
      * the KMS generates and unwraps ({@code GENERATE_EEK}, {@code DECRYPT_EEK}), each stored
      * wrapped in the file's first 512 bytes, so that the KMS's key never leaves it: the mode for a
-     * KMS. A file system reads files of both kinds; statuses and listings compute lengths as its
-     * own mode writes files (docs/sealed-files.md, "Keys in a KMS").
+     * KMS. A file system opens files of its own mode, and of the other with
+     * {@link #KEY_MODE_READ_OTHER} (docs/sealed-files.md, "Keys in a KMS").
      */
     public static final String KEY_MODE = "sealpipe.fs.key.mode";
+    /**
+     * Whether files of the other key mode open too (default false): direct-key files in envelope
+     * mode, which reads the key's own material from the provider for them, and envelope files in
+     * direct mode. Refused by default because statuses and listings compute every file's length
+     * as this file system's mode writes files, so the other kind's files list 512 bytes off, and a
+     * reader that trusts the listed length (a split) would stop short of a direct-key file's end;
+     * and because envelope mode must not fetch the key's material for a stray file. For moving a
+     * tree from one mode to the other by reading files whole.
+     */
+    public static final String KEY_MODE_READ_OTHER = "sealpipe.fs.key.mode.read.other";
     /** Seconds one data key seals new files in envelope mode (default {@value #DEFAULT_DATA_KEY_WRITE_SECONDS}; 0: one per file). */
     public static final String DATA_KEY_WRITE_SECONDS = "sealpipe.fs.data.key.write.seconds";
     /** The default of {@value #DATA_KEY_WRITE_SECONDS}: five minutes. */
@@ -228,6 +239,7 @@ public class SealedFileSystem extends FileSystem {
     private SealedKeys keys;         // the key's own versions: direct-key files
     private EnvelopeKeys envelopes;  // data keys the KMS wraps: envelope files
     private boolean envelopeMode;    // whether new files are envelope files
+    private SealedInputStream.KeyMode readMode; // which files open
     private long prefix;             // the stored bytes before each message, as this mode writes files: 0 or 512
     private int cachedChunks;
     private boolean compress;
@@ -298,6 +310,11 @@ public class SealedFileSystem extends FileSystem {
                     + " the key's own material) or envelope (data keys wrapped by the KMS)");
         }
         envelopeMode = mode.equals("envelope");
+        String readOther = conf.getTrimmed(KEY_MODE_READ_OTHER, "false");
+        if (!readOther.equalsIgnoreCase("true") && !readOther.equalsIgnoreCase("false")) {
+            throw new IllegalArgumentException(KEY_MODE_READ_OTHER + " must be true or false, not " + readOther);
+        }
+        readMode = new SealedInputStream.KeyMode(envelopeMode, Boolean.parseBoolean(readOther));
         prefix = envelopeMode ? Envelope.LENGTH : 0;
         keys = SealedKeys.load(conf, parallelism, !envelopeMode);
         envelopes = EnvelopeKeys.load(conf, parallelism, null, System::nanoTime);
@@ -370,9 +387,11 @@ public class SealedFileSystem extends FileSystem {
             if (compress && plaintextLength(stored.getLen(), prefix) >= 0) {
                 try {
                     length = contentLength(path, stored);
-                } catch (StreamAuthenticationException | SealedKeys.NoVersionMatches e) {
-                    // Unreadable as it is (its end does not authenticate, or no key version wrote
-                    // it): listed as a plain file, whose reads fail as they reach the bad part.
+                } catch (StreamAuthenticationException | SealedKeys.NoVersionMatches
+                        | org.apache.hadoop.security.AccessControlException e) {
+                    // Unreadable as it is (its end does not authenticate, no key version wrote it,
+                    // its envelope is bad or of another key or mode, or this user may not unwrap
+                    // its data key): listed as a plain file, whose open or reads fail.
                 }
             }
         }
@@ -422,7 +441,7 @@ public class SealedFileSystem extends FileSystem {
     /** Opens the file to learn whether it is compressed and, if so, its uncompressed length. */
     private long contentLength(Path path, FileStatus stored) throws IOException {
         FSDataInputStream in = inner.open(stored.getPath());
-        try (SealedInputStream content = SealedInputStream.open(path, in, stored.getLen(), keys, envelopes, 0, true, null)) {
+        try (SealedInputStream content = SealedInputStream.open(path, in, stored.getLen(), keys, envelopes, readMode, 0, true, null)) {
             return content.length();
         }
     }
@@ -520,7 +539,7 @@ public class SealedFileSystem extends FileSystem {
         FSDataInputStream in = FutureIO.awaitFuture(builder.build());
         statistics.incrementReadOps(1);
         return new FSDataInputStream(SealedInputStream.open(makeQualified(f), in, storedStatus.getLen(), keys, envelopes,
-                cachedChunks, compress, statistics));
+                readMode, cachedChunks, compress, statistics));
     }
 
     /**

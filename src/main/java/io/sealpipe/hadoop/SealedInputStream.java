@@ -80,12 +80,14 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
      * ({@link SealedFileSystem#listedLength}: its whole sealed chunks and one byte); reading past
      * the whole chunks fails as truncated, never as the end of the file.
      *
+     * @param mode the file system's key mode: whether a file of the other kind opens
      * @throws IOException naming {@code path} if the stored length is shorter than a header, the
+     *     file is of the other key mode and {@code mode} does not read it, the
      *     envelope is cut short, corrupt or of an unknown version, no key matches, the KMS refuses
      *     or fails, or reading fails; for a compressed file, also if it is not whole
      */
     static SealedInputStream open(Path path, FSDataInputStream in, long storedLength, SealedKeys keys,
-            EnvelopeKeys envelopes, int cachedChunks, boolean compression, FileSystem.Statistics statistics)
+            EnvelopeKeys envelopes, KeyMode mode, int cachedChunks, boolean compression, FileSystem.Statistics statistics)
             throws IOException {
         try {
             if (storedLength < GcmStreams.HEADER_LENGTH) {
@@ -100,7 +102,9 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
             long base = 0;
             GcmStreams streams;
             boolean compressed;
-            if (Envelope.startsWithMagic(first)) {
+            boolean isEnvelope = Envelope.startsWithMagic(first);
+            mode.check(isEnvelope, path);
+            if (isEnvelope) {
                 if (storedLength < Envelope.LENGTH + GcmStreams.HEADER_LENGTH) {
                     throw new IOException(path + ": it begins with an envelope but is " + storedLength + " bytes long, shorter"
                             + " than an envelope and a message header (" + (Envelope.LENGTH + GcmStreams.HEADER_LENGTH)
@@ -110,8 +114,11 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
                 try {
                     envelope = Envelope.parse(first);
                 } catch (IOException e) {
-                    throw new IOException(path + ": its envelope cannot be read: " + e.getMessage() + " (key '"
-                            + envelopes.keyName() + "' in " + envelopes.providerPath() + "). No byte of it was decrypted.", e);
+                    IOException unreadable = new SealedKeys.NoVersionMatches(path + ": its envelope cannot be read: "
+                            + e.getMessage() + " (key '" + envelopes.keyName() + "' in " + envelopes.providerPath()
+                            + "). No byte of it was decrypted.");
+                    unreadable.initCause(e);
+                    throw unreadable;
                 }
                 base = Envelope.LENGTH;
                 streams = envelopes.forReading(envelope, path);
@@ -157,6 +164,30 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
         } catch (Throwable e) {
             closeAfter(in, e);
             throw e;
+        }
+    }
+
+    /**
+     * A file system's key mode for reading: envelope files or direct-key files, and whether the
+     * other kind opens too ({@value SealedFileSystem#KEY_MODE_READ_OTHER}).
+     */
+    record KeyMode(boolean envelope, boolean readOther) {
+        /** Refuses a file of the other kind, before any key is asked for, unless it is read too. */
+        void check(boolean isEnvelope, Path path) throws IOException {
+            if (isEnvelope == envelope || readOther) {
+                return;
+            }
+            if (isEnvelope) {
+                throw new SealedKeys.NoVersionMatches(path + ": it is an envelope file (its data key wrapped by a KMS),"
+                        + " and this file system writes direct-key files: set " + SealedFileSystem.KEY_MODE + "=envelope"
+                        + " to read it, or " + SealedFileSystem.KEY_MODE_READ_OTHER + "=true to open it here too (a"
+                        + " listing then gives it a length 512 bytes too long). No byte of it was decrypted.");
+            }
+            throw new SealedKeys.NoVersionMatches(path + ": it does not begin with an envelope, and this file system"
+                    + " (" + SealedFileSystem.KEY_MODE + "=envelope) opens envelope files only: it is a direct-key file"
+                    + " or no sealed file. " + SealedFileSystem.KEY_MODE_READ_OTHER + "=true opens direct-key files too,"
+                    + " reading the key's own material from the provider (a listing then gives them a length 512 bytes"
+                    + " too short). No byte of it was decrypted.");
         }
     }
 

@@ -302,8 +302,13 @@ class SealedEnvelopeTest {
         };
     }
 
+    /**
+     * Each mode opens its own kind; the other only with sealpipe.fs.key.mode.read.other, refused
+     * before any key is asked for otherwise (envelope mode must not fetch the key's material for
+     * a stray file, and listings give the other kind wrong lengths).
+     */
     @Test
-    void eitherModeReadsBothKindsOfFile() throws Exception {
+    void eachModeOpensTheOtherKindOnlyWhenAskedTo() throws Exception {
         SealedFileSystem direct = fs(new Configuration(fixture.conf));
         SealedFileSystem envelope = fs(conf);
         byte[] a = data(CHUNK + 3, 1);
@@ -311,8 +316,21 @@ class SealedEnvelopeTest {
         write(direct, fixture.sealedPath("direct"), a);
         write(envelope, fixture.sealedPath("envelope"), b);
         assertFalse(Envelope.startsWithMagic(stored("direct")));
-        assertArrayEquals(a, readAll(envelope, fixture.sealedPath("direct")));
-        assertArrayEquals(b, readAll(direct, fixture.sealedPath("envelope")));
+        IOException refused = assertThrows(SealedKeys.NoVersionMatches.class,
+                () -> readAll(envelope, fixture.sealedPath("direct")));
+        assertTrue(refused.getMessage().contains(SealedFileSystem.KEY_MODE_READ_OTHER), refused.getMessage());
+        assertEquals(0, envelope.envelopeKeys().calls() - 2, "no KMS call for it (the 2 are the write's)");
+        refused = assertThrows(SealedKeys.NoVersionMatches.class, () -> readAll(direct, fixture.sealedPath("envelope")));
+        assertTrue(refused.getMessage().contains("envelope file"), refused.getMessage());
+
+        Configuration bothDirect = new Configuration(fixture.conf);
+        bothDirect.setBoolean(SealedFileSystem.KEY_MODE_READ_OTHER, true);
+        Configuration bothEnvelope = new Configuration(conf);
+        bothEnvelope.setBoolean(SealedFileSystem.KEY_MODE_READ_OTHER, true);
+        SealedFileSystem directBoth = fs(bothDirect);
+        SealedFileSystem envelopeBoth = fs(bothEnvelope);
+        assertArrayEquals(a, readAll(envelopeBoth, fixture.sealedPath("direct")));
+        assertArrayEquals(b, readAll(directBoth, fixture.sealedPath("envelope")));
         assertEquals(a.length, direct.getFileStatus(fixture.sealedPath("direct")).getLen());
         assertEquals(b.length, envelope.getFileStatus(fixture.sealedPath("envelope")).getLen());
     }
@@ -651,5 +669,59 @@ class SealedEnvelopeTest {
             thread.shutdownNow();
             keys.close();
         }
+    }
+
+    /**
+     * A data key is dropped once its bounds are reached, with no further call: the one kept for
+     * writing as soon as it sealed its last file, and every key once its seconds are up (a timed
+     * sweep, which this waits for: up to a minute, never a fixed sleep).
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(120)
+    void keysAreDroppedAtTheirBoundsWithNoFurtherCall() throws Exception {
+        Configuration three = new Configuration(conf);
+        three.setLong(SealedFileSystem.DATA_KEY_WRITE_FILES, 3);
+        three.setInt(SealedFileSystem.DATA_KEY_READ_KEYS, 0);
+        EnvelopeKeys keys = EnvelopeKeys.load(three, 1, () -> counting(new AtomicInteger(), new AtomicInteger()),
+                System::nanoTime);
+        try {
+            for (int i = 0; i < 3; i++) {
+                assertEquals(i == 0 ? 0 : 1, keys.heldKeys(), "the data key, kept for writing, before file " + i);
+                keys.forWriting(false).streams().destroy();
+            }
+            assertEquals(0, keys.heldKeys(), "used up by its third file: dropped at once");
+        } finally {
+            keys.close();
+        }
+
+        Configuration brief = new Configuration(conf);
+        brief.setLong(SealedFileSystem.DATA_KEY_WRITE_SECONDS, 1);
+        brief.setLong(SealedFileSystem.DATA_KEY_READ_SECONDS, 1);
+        EnvelopeKeys timed = EnvelopeKeys.load(brief, 1, () -> counting(new AtomicInteger(), new AtomicInteger()),
+                System::nanoTime);
+        try {
+            timed.forWriting(false).streams().destroy();
+            assertEquals(2, timed.heldKeys(), "kept for writing, and for reading its own files");
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (timed.heldKeys() > 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait(); // the sweep runs a second after the key was made
+            }
+            assertEquals(0, timed.heldKeys(), "dropped by the timed sweep, with no call since");
+        } finally {
+            timed.close();
+        }
+    }
+
+    /** A file sealed under another KMS key is refused before any KMS call, even where the reader could unwrap it. */
+    @Test
+    void aFileOfAnotherKeyIsRefusedBeforeAnyKmsCall() throws Exception {
+        fixture.createKey("scratch", 256);
+        Configuration scratch = new Configuration(conf);
+        scratch.set(SealedFileSystem.KEY_NAME, "scratch");
+        write(fs(scratch), fixture.sealedPath("forged"), data(10, 1));
+        SealedFileSystem reader = fs(new Configuration(conf));
+        IOException e = assertThrows(SealedKeys.NoVersionMatches.class, () -> readAll(reader, fixture.sealedPath("forged")));
+        assertTrue(e.getMessage().contains("'scratch'") && e.getMessage().contains("'data'"), e.getMessage());
+        assertEquals(0, reader.envelopeKeys().calls(), "no KMS call");
     }
 }
