@@ -39,7 +39,11 @@ import org.apache.hadoop.fs.RemoteIterator;
  */
 final class HadoopRewrap {
     /** What happened to one file. */
-    enum Outcome { REWRAPPED, CURRENT, NOT_ENVELOPE, FAILED }
+    enum Outcome { REWRAPPED, CURRENT, NOT_ENVELOPE, RESTORED, FAILED }
+
+    /** The hidden copy of {@code NAME} that a run makes: {@code .NAME.sealpipe-rewrap-UUID}. */
+    private static final java.util.regex.Pattern COPY = java.util.regex.Pattern.compile(
+            "\\.(.+)\\.sealpipe-rewrap-[0-9a-f-]{36}");
 
     private final KeyProviderCryptoExtension kms;
     private final Configuration conf;
@@ -79,7 +83,8 @@ final class HadoopRewrap {
             }
             out.println((dryRun ? "would rewrap " : "rewrapped ") + rewrap.count(Outcome.REWRAPPED) + ", current "
                     + rewrap.count(Outcome.CURRENT) + ", not envelope files " + rewrap.count(Outcome.NOT_ENVELOPE)
-                    + ", failed " + rewrap.count(Outcome.FAILED));
+                    + ", failed " + rewrap.count(Outcome.FAILED)
+                    + (rewrap.count(Outcome.RESTORED) > 0 ? ", restored " + rewrap.count(Outcome.RESTORED) : ""));
             return rewrap.count(Outcome.FAILED) == 0;
         } finally {
             kms.close();
@@ -98,11 +103,17 @@ final class HadoopRewrap {
             return;
         }
         RemoteIterator<org.apache.hadoop.fs.LocatedFileStatus> files = fs.listFiles(root, true);
+        java.util.List<FileStatus> copies = new java.util.ArrayList<>();
         while (files.hasNext()) {
             FileStatus file = files.next();
-            if (!file.getPath().getName().startsWith(".")) { // hidden: checksums, a killed run's leftovers
+            if (COPY.matcher(file.getPath().getName()).matches()) {
+                copies.add(file); // a killed run's: below
+            } else if (!file.getPath().getName().startsWith(".")) { // hidden: checksums
                 file(fs, file);
             }
+        }
+        for (FileStatus copy : copies) {
+            leftover(fs, copy);
         }
     }
 
@@ -130,8 +141,46 @@ final class HadoopRewrap {
             case REWRAPPED -> dryRun ? "would rewrap" : "rewrapped";
             case CURRENT -> "current";
             case NOT_ENVELOPE -> "skipped";
+            case RESTORED -> dryRun ? "would restore" : "restored";
             case FAILED -> "failed";
         };
+    }
+
+    /**
+     * A copy that a killed run left: put back in place if its file is gone (a rename that
+     * deletes the file first, as on object stores and the local file system, was cut between its
+     * two steps), removed if the file is there (the copy was never renamed: the file is as it was).
+     */
+    private void leftover(FileSystem fs, FileStatus copy) {
+        java.util.regex.Matcher name = COPY.matcher(copy.getPath().getName());
+        name.matches();
+        Path file = new Path(copy.getPath().getParent(), name.group(1));
+        try {
+            if (fs.exists(file)) {
+                if (!dryRun) {
+                    fs.delete(copy.getPath(), false);
+                }
+                out.println((dryRun ? "would remove " : "removed ") + copy.getPath() + " (a killed run's copy; "
+                        + file.getName() + " is whole)");
+                return;
+            }
+            byte[] first = new byte[(int) Math.min(copy.getLen(), Envelope.LENGTH + GcmStreams.HEADER_LENGTH)];
+            try (FSDataInputStream in = fs.open(copy.getPath())) {
+                in.readFully(0, first);
+            }
+            if (first.length < Envelope.LENGTH + GcmStreams.HEADER_LENGTH || !Envelope.startsWithMagic(first)) {
+                throw new IOException("a killed run's copy that is no envelope file: left as it is");
+            }
+            Envelope.parse(first);
+            if (!dryRun && !fs.rename(copy.getPath(), file)) {
+                throw new IOException("cannot rename it to " + file);
+            }
+            counts.merge(Outcome.RESTORED, 1, Integer::sum);
+            out.println(label(Outcome.RESTORED) + " " + file + " (from a killed run's copy)");
+        } catch (IOException | RuntimeException e) {
+            counts.merge(Outcome.FAILED, 1, Integer::sum);
+            err.println("sealpipe: rewrap: " + copy.getPath() + ": " + e.getMessage());
+        }
     }
 
     private Outcome rewrap(FileSystem fs, FileStatus status, String[] note) throws IOException {
@@ -156,7 +205,7 @@ final class HadoopRewrap {
         }
         note[0] = old.versionName() + " -> " + renewed.versionName();
         if (!dryRun) {
-            replace(fs, path, length, renewed.bytes());
+            replace(fs, status, first, renewed.bytes());
         }
         return Outcome.REWRAPPED;
     }
@@ -212,18 +261,41 @@ final class HadoopRewrap {
         return renewed;
     }
 
-    /** Writes {@code envelope} and the message after the old one into a hidden file beside {@code path}, then renames it over. */
-    private void replace(FileSystem fs, Path path, long length, byte[] envelope) throws IOException {
+    /**
+     * Writes {@code envelope} and the message after the old one into a hidden file beside the
+     * file (with its permission, replication and block size), checks that the file did not change
+     * meanwhile (its first bytes, its length and its time), then renames the copy over it.
+     */
+    private void replace(FileSystem fs, FileStatus status, byte[] first, byte[] envelope) throws IOException {
+        Path path = status.getPath();
+        long length = status.getLen();
         Path temporary = new Path(path.getParent(), "." + path.getName() + ".sealpipe-rewrap-" + UUID.randomUUID());
         boolean renamed = false;
         try {
-            try (OutputStream to = fs.create(temporary, false); InputStream from = fs.open(path)) {
+            try (OutputStream to = fs.create(temporary, status.getPermission(), false, 64 * 1024, status.getReplication(),
+                    status.getBlockSize(), null); InputStream from = fs.open(path)) {
+                byte[] again = from.readNBytes(first.length);
+                if (!Arrays.equals(first, again)) {
+                    throw new IOException("it changed while it was rewrapped (another writer?): left as it is");
+                }
                 to.write(envelope);
-                from.skipNBytes(Envelope.LENGTH);
-                long copied = from.transferTo(to);
-                if (copied != length - Envelope.LENGTH) {
-                    throw new IOException("it changed while it was read (" + (Envelope.LENGTH + copied) + " bytes, not "
-                            + length + "): left as it is");
+                to.write(again, Envelope.LENGTH, again.length - Envelope.LENGTH);
+                long copied = again.length + from.transferTo(to);
+                if (copied != length) {
+                    throw new IOException("it changed while it was read (" + copied + " bytes, not " + length + "):"
+                            + " left as it is");
+                }
+            }
+            FileStatus now = fs.getFileStatus(path);
+            if (now.getLen() != length || now.getModificationTime() != status.getModificationTime()) {
+                throw new IOException("it changed while it was rewrapped (another writer?): left as it is");
+            }
+            if (!java.util.Objects.equals(fs.getFileStatus(temporary).getOwner(), status.getOwner())) {
+                try {
+                    fs.setOwner(temporary, status.getOwner(), status.getGroup());
+                } catch (IOException e) {
+                    err.println("sealpipe: rewrap: " + path + ": its owner " + status.getOwner() + " could not be kept ("
+                            + e.getMessage() + "): run rewrap as the files' owner or a superuser");
                 }
             }
             TestHooks.reached(TestHooks.Step.REWRAP_COPIED, java.nio.file.Path.of(path.getName()));

@@ -164,10 +164,29 @@ class RewrapCommandTest {
                 }
             }
         }
+        // A rename that deletes the file first (the local file system's and object stores'), cut
+        // between its two steps: only the copy is left, and the next run puts it back.
+        java.nio.file.Path copy;
+        try (Stream<Path> files = Files.list(dir.resolve("k"))) {
+            copy = files.filter(p -> p.getFileName().toString().startsWith(".f1.sealpipe-rewrap-")
+                    && !p.toString().endsWith(".crc")).findFirst().orElseThrow();
+        }
+        Files.delete(dir.resolve("k/f1"));
+        Files.deleteIfExists(dir.resolve("k/.f1.crc"));
         Result again = CliRun.run("rewrap", "--key-provider", keystore.toString(), "file://" + dir.resolve("k"));
         assertEquals(0, again.code(), again.err());
+        assertTrue(again.out().contains("restored " + "file:" + dir.resolve("k/f1")), again.out());
+        assertFalse(Files.exists(copy), "the copy became the file");
         for (int i = 0; i < 3; i++) {
             assertEquals("data@1", Envelope.parse(Files.readAllBytes(dir.resolve("k/f" + i))).versionName());
+        }
+        try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), conf)) {
+            try (InputStream in = fs.open(new org.apache.hadoop.fs.Path("sfile://" + dir.resolve("k/f1")))) {
+                assertArrayEquals(data[1], in.readAllBytes(), "f1, restored from the copy, reads");
+            }
+        }
+        try (Stream<Path> files = Files.list(dir.resolve("k"))) {
+            assertTrue(files.noneMatch(p -> p.getFileName().toString().contains("sealpipe-rewrap")), "no copy left");
         }
     }
 
