@@ -86,13 +86,13 @@ final class EnvelopeKeys implements Closeable {
     private final long writeFiles;
     private final long readNanos;
     private final int readKeys;
-    private final Object generating = new Object(); // held by the one caller generating a data key
+    private CompletableFuture<Void> generatingCall; // guarded by this; the generation in progress, null if none
     private Lease lease;                          // guarded by this; the extension in use, null until the first call
     private WriteKey writeKey;                    // guarded by this; null: none, or used up
     private final LinkedHashMap<ByteBuffer, ReadKey> readKeysKept = new LinkedHashMap<>(16, 0.75f, true); // guarded by this
     private final Map<ByteBuffer, CompletableFuture<Void>> unwrapping = new HashMap<>(); // guarded by this
     private long calls; // guarded by this: KMS calls made (generate and decrypt), for tests and reports
-    private int waiting; // guarded by this: callers waiting for another's unwrap, for tests
+    private int waiting; // guarded by this: callers waiting for another's KMS call, for tests
     private boolean closed; // guarded by this
 
     EnvelopeKeys(Extensions extensions, LongSupplier nanoTime, String providerPath, String keyName, int parallelism,
@@ -152,7 +152,9 @@ final class EnvelopeKeys implements Closeable {
      *     with a data key of the wrong size ({@link AccessControlException} for a refusal)
      */
     Sealing forWriting(boolean compressed) throws IOException {
-        synchronized (generating) { // one caller generates; the others wait for its key
+        while (true) {
+            CompletableFuture<Void> call;
+            boolean mine;
             synchronized (this) {
                 checkOpen();
                 sweep();
@@ -163,10 +165,30 @@ final class EnvelopeKeys implements Closeable {
                     sweep(); // the last file it may seal: zeroed now (the streams have their own copy)
                     return sealing;
                 }
+                call = generatingCall;
+                mine = call == null;
+                if (mine) {
+                    call = new CompletableFuture<>();
+                    generatingCall = call;
+                }
             }
-            WriteKey made = generate();
+            if (!mine) { // another caller is generating: its key, or its failure, is this caller's too
+                synchronized (this) {
+                    waiting++;
+                }
+                try {
+                    awaitCall(call, "a new file", "generate a data key");
+                } finally {
+                    synchronized (this) {
+                        waiting--;
+                    }
+                }
+                continue;
+            }
+            WriteKey made = null;
             boolean kept = false;
             try {
+                made = generate();
                 synchronized (this) {
                     checkOpen();
                     keepForReading(made.envelope.wrappedIdentity(), made.key); // its own files cost no unwrap
@@ -178,10 +200,17 @@ final class EnvelopeKeys implements Closeable {
                     }
                     return sealing(made, compressed);
                 }
+            } catch (IOException | RuntimeException | Error e) {
+                call.completeExceptionally(e);
+                throw e;
             } finally {
-                if (!kept) {
+                if (made != null && !kept) {
                     made.key.destroy(); // a data key per file: this file's streams have their copy
                 }
+                synchronized (this) {
+                    generatingCall = null;
+                }
+                call.complete(null);
             }
         }
     }
@@ -274,7 +303,7 @@ final class EnvelopeKeys implements Closeable {
                     waiting++;
                 }
                 try {
-                    awaitUnwrap(call, path); // then the key is kept (or the wait ends in the other caller's failure)
+                    awaitCall(call, path.toString(), "unwrap its data key"); // then the key is kept, or its failure
                 } finally {
                     synchronized (this) {
                         waiting--;
@@ -314,13 +343,13 @@ final class EnvelopeKeys implements Closeable {
         }
     }
 
-    /** Waits for another caller's unwrap of the same data key; its failure is this caller's too. */
-    private static void awaitUnwrap(CompletableFuture<Void> call, Path path) throws IOException {
+    /** Waits for another caller's KMS call ({@code what}, for {@code path}); its failure is this caller's too. */
+    private static void awaitCall(CompletableFuture<Void> call, String path, String what) throws IOException {
         try {
             call.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new InterruptedIOException(path + ": interrupted while waiting for the KMS to unwrap its data key");
+            throw new InterruptedIOException(path + ": interrupted while waiting for the KMS to " + what);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof AccessControlException) {
@@ -570,7 +599,7 @@ final class EnvelopeKeys implements Closeable {
         return calls;
     }
 
-    /** How many callers wait for another caller's unwrap of the same data key: for tests. */
+    /** How many callers wait for another caller's KMS call (an unwrap of the same data key, a generation): for tests. */
     synchronized int callersWaitingForUnwrap() {
         return waiting;
     }

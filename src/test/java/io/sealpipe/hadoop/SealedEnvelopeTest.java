@@ -724,4 +724,60 @@ class SealedEnvelopeTest {
         assertTrue(e.getMessage().contains("'scratch'") && e.getMessage().contains("'data'"), e.getMessage());
         assertEquals(0, reader.envelopeKeys().calls(), "no KMS call");
     }
+
+    /**
+     * Writers that need a new data key while one is being generated wait for that one call and
+     * share its outcome: in a KMS outage they fail together after one timeout, not one after
+     * another.
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(120)
+    void writersShareOneGenerationAndItsFailure() throws Exception {
+        java.util.concurrent.CountDownLatch inKms = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        AtomicInteger generations = new AtomicInteger();
+        KeyProvider real = fixture.provider();
+        EnvelopeKeys keys = EnvelopeKeys.load(conf, 1, () -> new KeyProviderCryptoExtension(real, null) {
+            @Override
+            public EncryptedKeyVersion generateEncryptedKey(String name) throws IOException {
+                generations.incrementAndGet();
+                inKms.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    throw new java.io.InterruptedIOException("interrupted");
+                }
+                throw new java.net.ConnectException("Connection refused (the KMS is down)");
+            }
+        }, System::nanoTime);
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(3);
+        try {
+            List<java.util.concurrent.Future<?>> writers = new ArrayList<>();
+            writers.add(threads.submit(() -> keys.forWriting(false)));
+            inKms.await();
+            writers.add(threads.submit(() -> keys.forWriting(false)));
+            writers.add(threads.submit(() -> keys.forWriting(false)));
+            try {
+                while (keys.callersWaitingForUnwrap() < 2) {
+                    if (Thread.interrupted() || writers.get(1).isDone() || writers.get(2).isDone()) {
+                        break;
+                    }
+                    Thread.onSpinWait();
+                }
+                assertEquals(2, keys.callersWaitingForUnwrap(), "two writers wait for the generation in progress");
+            } finally {
+                release.countDown();
+            }
+            for (java.util.concurrent.Future<?> writer : writers) {
+                java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                        writer::get);
+                assertTrue(e.getCause().getMessage().contains("the KMS is down"), e.getCause().toString());
+            }
+            assertEquals(1, generations.get(), "one call for three writers");
+        } finally {
+            release.countDown();
+            threads.shutdownNow();
+            keys.close();
+        }
+    }
 }
