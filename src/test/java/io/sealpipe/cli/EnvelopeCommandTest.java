@@ -13,9 +13,6 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.crypto.key.KeyProvider;
-import org.apache.hadoop.crypto.key.KeyProviderFactory;
 import org.apache.hadoop.fs.FileSystem;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -35,24 +32,7 @@ class EnvelopeCommandTest {
 
     @BeforeEach
     void key() throws Exception {
-        keystore = URI.create("jceks://file" + dir.resolve("keys.jceks").toAbsolutePath());
-        KeyProvider provider = KeyProviderFactory.get(keystore, new Configuration(false));
-        KeyProvider.Options options = new KeyProvider.Options(new Configuration(false));
-        options.setBitLength(256);
-        provider.createKey("data", options);
-        provider.flush();
-        provider.close();
-    }
-
-    private Configuration sealed() {
-        Configuration conf = new Configuration(false);
-        conf.set("fs.sfile.impl", "io.sealpipe.hadoop.SealedFileSystem");
-        conf.setBoolean("fs.sfile.impl.disable.cache", true);
-        conf.set("sealpipe.fs.sfile.wraps", "file");
-        conf.set("sealpipe.fs.key.provider.path", keystore.toString());
-        conf.set("sealpipe.fs.key.name", "data");
-        conf.set("sealpipe.fs.key.mode", "envelope");
-        return conf;
+        keystore = EnvelopeFixture.keystoreWithKey(dir);
     }
 
     @Test
@@ -70,7 +50,7 @@ class EnvelopeCommandTest {
         assertEquals(0, decrypt.code(), decrypt.err());
         assertArrayEquals(plain, Files.readAllBytes(dir.resolve("back")));
 
-        try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), sealed())) {
+        try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), EnvelopeFixture.sealedConf(keystore))) {
             try (InputStream read = fs.open(new org.apache.hadoop.fs.Path("sfile://" + dir.resolve("by-cli")))) {
                 assertArrayEquals(plain, read.readAllBytes(), "the file system reads the CLI's file");
             }

@@ -16,8 +16,6 @@ import java.util.Arrays;
 import java.util.Random;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.crypto.key.KeyProvider;
-import org.apache.hadoop.crypto.key.KeyProviderFactory;
 import org.apache.hadoop.fs.FileSystem;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,21 +32,10 @@ class RewrapCommandTest {
 
     @Test
     void rewrapsEnvelopesUnderTheCurrentVersionWithoutTouchingAChunk() throws Exception {
-        URI keystore = URI.create("jceks://file" + dir.resolve("keys.jceks").toAbsolutePath());
-        KeyProvider provider = KeyProviderFactory.get(keystore, new Configuration(false));
-        KeyProvider.Options options = new KeyProvider.Options(new Configuration(false));
-        options.setBitLength(256);
-        provider.createKey("data", options);
-        provider.flush();
+        URI keystore = EnvelopeFixture.keystoreWithKey(dir);
 
         Path tree = Files.createDirectories(dir.resolve("tree/sub"));
-        Configuration conf = new Configuration(false);
-        conf.set("fs.sfile.impl", "io.sealpipe.hadoop.SealedFileSystem");
-        conf.setBoolean("fs.sfile.impl.disable.cache", true);
-        conf.set("sealpipe.fs.sfile.wraps", "file");
-        conf.set("sealpipe.fs.key.provider.path", keystore.toString());
-        conf.set("sealpipe.fs.key.name", "data");
-        conf.set("sealpipe.fs.key.mode", "envelope");
+        Configuration conf = EnvelopeFixture.sealedConf(keystore);
         byte[][] data = new byte[3][];
         String[] names = {"tree/a", "tree/sub/b", "tree/sub/c"};
         try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), conf)) {
@@ -61,9 +48,7 @@ class RewrapCommandTest {
             }
         }
         Files.writeString(dir.resolve("tree/plain.txt"), "not sealed");
-        provider.rollNewVersion("data");
-        provider.flush();
-        provider.close();
+        EnvelopeFixture.roll(keystore);
         byte[][] before = new byte[3][];
         for (int i = 0; i < names.length; i++) {
             before[i] = Files.readAllBytes(dir.resolve(names[i]));
@@ -113,13 +98,8 @@ class RewrapCommandTest {
      */
     @Test
     void aKilledRewrapLeavesEveryFileReadable() throws Exception {
-        URI keystore = URI.create("jceks://file" + dir.resolve("keys.jceks").toAbsolutePath());
-        KeyProvider provider = KeyProviderFactory.get(keystore, new Configuration(false));
-        KeyProvider.Options options = new KeyProvider.Options(new Configuration(false));
-        options.setBitLength(256);
-        provider.createKey("data", options);
-        provider.flush();
-        Configuration conf = sealedConf(keystore);
+        URI keystore = EnvelopeFixture.keystoreWithKey(dir);
+        Configuration conf = EnvelopeFixture.sealedConf(keystore);
         Files.createDirectories(dir.resolve("k"));
         byte[][] data = new byte[3][];
         try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), conf)) {
@@ -131,9 +111,7 @@ class RewrapCommandTest {
                 }
             }
         }
-        provider.rollNewVersion("data");
-        provider.flush();
-        provider.close();
+        EnvelopeFixture.roll(keystore);
 
         java.util.List<String> command = io.sealpipe.ChildJvm.command("-cp", System.getProperty("java.class.path"),
                 HookedRewrapChild.class.getName(), "stop-at", "f1", "rewrap", "--key-provider", keystore.toString(),
@@ -188,16 +166,5 @@ class RewrapCommandTest {
         try (Stream<Path> files = Files.list(dir.resolve("k"))) {
             assertTrue(files.noneMatch(p -> p.getFileName().toString().contains("sealpipe-rewrap")), "no copy left");
         }
-    }
-
-    private static Configuration sealedConf(URI keystore) {
-        Configuration conf = new Configuration(false);
-        conf.set("fs.sfile.impl", "io.sealpipe.hadoop.SealedFileSystem");
-        conf.setBoolean("fs.sfile.impl.disable.cache", true);
-        conf.set("sealpipe.fs.sfile.wraps", "file");
-        conf.set("sealpipe.fs.key.provider.path", keystore.toString());
-        conf.set("sealpipe.fs.key.name", "data");
-        conf.set("sealpipe.fs.key.mode", "envelope");
-        return conf;
     }
 }

@@ -267,39 +267,19 @@ class SealedEnvelopeTest {
 
     private KeyProviderCryptoExtension counting(AtomicInteger generated, AtomicInteger unwrapped) throws IOException {
         KeyProviderCryptoExtension real = KeyProviderCryptoExtension.createKeyProviderCryptoExtension(fixture.provider());
-        return new KeyProviderCryptoExtension(real, new KeyProviderCryptoExtension.CryptoExtension() {
-            @Override
-            public void warmUpEncryptedKeys(String... names) {
-            }
-
-            @Override
-            public void drain(String name) {
-            }
-
+        return ForwardingExtension.of(real, new ForwardingExtension.Calls(real) {
             @Override
             public EncryptedKeyVersion generateEncryptedKey(String name) throws IOException, GeneralSecurityException {
                 generated.incrementAndGet();
-                return real.generateEncryptedKey(name);
+                return super.generateEncryptedKey(name);
             }
 
             @Override
             public KeyVersion decryptEncryptedKey(EncryptedKeyVersion eek) throws IOException, GeneralSecurityException {
                 unwrapped.incrementAndGet();
-                return real.decryptEncryptedKey(eek);
+                return super.decryptEncryptedKey(eek);
             }
-
-            @Override
-            public EncryptedKeyVersion reencryptEncryptedKey(EncryptedKeyVersion eek)
-                    throws IOException, GeneralSecurityException {
-                return real.reencryptEncryptedKey(eek);
-            }
-
-            @Override
-            public void reencryptEncryptedKeys(List<EncryptedKeyVersion> eeks) throws IOException, GeneralSecurityException {
-                real.reencryptEncryptedKeys(eeks);
-            }
-        }) {
-        };
+        });
     }
 
     /**
@@ -451,15 +431,7 @@ class SealedEnvelopeTest {
 
     private KeyProviderCryptoExtension refusing(AtomicInteger calls) throws IOException {
         KeyProvider real = fixture.provider();
-        return new KeyProviderCryptoExtension(real, new KeyProviderCryptoExtension.CryptoExtension() {
-            @Override
-            public void warmUpEncryptedKeys(String... names) {
-            }
-
-            @Override
-            public void drain(String name) {
-            }
-
+        return ForwardingExtension.of(real, new ForwardingExtension.Calls(null) {
             @Override
             public EncryptedKeyVersion generateEncryptedKey(String name) throws IOException {
                 calls.incrementAndGet();
@@ -472,18 +444,7 @@ class SealedEnvelopeTest {
                 throw new AuthorizationException("User:nobody not allowed to do 'DECRYPT_EEK' on '"
                         + eek.getEncryptionKeyName() + "'");
             }
-
-            @Override
-            public EncryptedKeyVersion reencryptEncryptedKey(EncryptedKeyVersion eek) {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public void reencryptEncryptedKeys(List<EncryptedKeyVersion> eeks) {
-                throw new UnsupportedOperationException();
-            }
-        }) {
-        };
+        });
     }
 
     @Test
@@ -546,20 +507,7 @@ class SealedEnvelopeTest {
     /** An extension whose first unwrap says it has begun and waits to be released. */
     private static KeyProviderCryptoExtension blocking(KeyProviderCryptoExtension real,
             java.util.concurrent.CountDownLatch inKms, java.util.concurrent.CountDownLatch release) {
-        return new KeyProviderCryptoExtension(real, new KeyProviderCryptoExtension.CryptoExtension() {
-            @Override
-            public void warmUpEncryptedKeys(String... names) {
-            }
-
-            @Override
-            public void drain(String name) {
-            }
-
-            @Override
-            public EncryptedKeyVersion generateEncryptedKey(String name) throws IOException, GeneralSecurityException {
-                return real.generateEncryptedKey(name);
-            }
-
+        return ForwardingExtension.of(real, new ForwardingExtension.Calls(real) {
             @Override
             public KeyVersion decryptEncryptedKey(EncryptedKeyVersion eek) throws IOException, GeneralSecurityException {
                 inKms.countDown();
@@ -568,21 +516,9 @@ class SealedEnvelopeTest {
                 } catch (InterruptedException e) {
                     throw new java.io.InterruptedIOException("interrupted");
                 }
-                return real.decryptEncryptedKey(eek);
+                return super.decryptEncryptedKey(eek);
             }
-
-            @Override
-            public EncryptedKeyVersion reencryptEncryptedKey(EncryptedKeyVersion eek)
-                    throws IOException, GeneralSecurityException {
-                return real.reencryptEncryptedKey(eek);
-            }
-
-            @Override
-            public void reencryptEncryptedKeys(List<EncryptedKeyVersion> eeks) throws IOException, GeneralSecurityException {
-                real.reencryptEncryptedKeys(eeks);
-            }
-        }) {
-        };
+        });
     }
 
     /** After a roll, new data keys are wrapped under the new version (here at once: refresh 0), and old files read. */
