@@ -173,16 +173,7 @@ final class EnvelopeKeys implements Closeable {
                 }
             }
             if (!mine) { // another caller is generating: its key, or its failure, is this caller's too
-                synchronized (this) {
-                    waiting++;
-                }
-                try {
-                    awaitCall(call, "a new file", "generate a data key");
-                } finally {
-                    synchronized (this) {
-                        waiting--;
-                    }
-                }
+                awaitCall(call, "a new file", "generate a data key");
                 continue;
             }
             WriteKey made = null;
@@ -299,16 +290,7 @@ final class EnvelopeKeys implements Closeable {
                 }
             }
             if (!mine) {
-                synchronized (this) {
-                    waiting++;
-                }
-                try {
-                    awaitCall(call, path.toString(), "unwrap its data key"); // then the key is kept, or its failure
-                } finally {
-                    synchronized (this) {
-                        waiting--;
-                    }
-                }
+                awaitCall(call, path.toString(), "unwrap its data key"); // then the key is kept, or its failure
                 continue;
             }
             AesKey key = null;
@@ -343,8 +325,14 @@ final class EnvelopeKeys implements Closeable {
         }
     }
 
-    /** Waits for another caller's KMS call ({@code what}, for {@code path}); its failure is this caller's too. */
-    private static void awaitCall(CompletableFuture<Void> call, String path, String what) throws IOException {
+    /**
+     * Waits for another caller's KMS call ({@code what}, for {@code path}), counted among the
+     * callers waiting; its failure is this caller's too.
+     */
+    private void awaitCall(CompletableFuture<Void> call, String path, String what) throws IOException {
+        synchronized (this) {
+            waiting++;
+        }
         try {
             call.get();
         } catch (InterruptedException e) {
@@ -358,6 +346,10 @@ final class EnvelopeKeys implements Closeable {
                 throw again;
             }
             throw new IOException(path + ": " + cause.getMessage(), cause);
+        } finally {
+            synchronized (this) {
+                waiting--;
+            }
         }
     }
 
