@@ -1,6 +1,7 @@
 package io.sealpipe.cli;
 
 import io.sealpipe.internal.Envelope;
+import io.sealpipe.internal.KmsGeneration;
 import java.io.IOException;
 import java.net.URI;
 import java.security.GeneralSecurityException;
@@ -70,7 +71,8 @@ final class HadoopEnvelopes {
 
     private static KeyProviderCryptoExtension open(URI uri) throws IOException {
         Configuration conf = new Configuration();
-        // One wrapped key per request: Hadoop's KMS client would otherwise fetch 150 (and 350 more) for one file.
+        // One wrapped key per request where KmsGeneration cannot go past the queue of Hadoop's KMS
+        // client, which would otherwise fetch 150 (and 350 more) for one file.
         conf.setInt("hadoop.security.kms.client.encrypted.key.cache.size", 1);
         conf.setFloat("hadoop.security.kms.client.encrypted.key.cache.low-watermark", 1f);
         KeyProvider provider = KeyProviderFactory.get(uri, conf);
@@ -78,7 +80,7 @@ final class HadoopEnvelopes {
             throw new IOException("Hadoop knows no key provider for the --key-provider's scheme '" + uri.getScheme()
                     + "' (its own: kms, jceks, localjceks, user)");
         }
-        return KeyProviderCryptoExtension.createKeyProviderCryptoExtension(provider);
+        return KmsGeneration.of(provider);
     }
 
     private static IOException failed(String what, String key, Exception e) {

@@ -4,6 +4,7 @@ import io.sealpipe.AesKey;
 import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.Envelope;
 import io.sealpipe.internal.KeyAccess;
+import io.sealpipe.internal.KmsGeneration;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -135,8 +136,7 @@ final class EnvelopeKeys implements Closeable {
             throw new IllegalArgumentException(SealedFileSystem.DATA_KEY_READ_KEYS + " must be 0 or more, not " + readKeys);
         }
         Extensions made = extensions != null ? extensions
-                : () -> KeyProviderCryptoExtension.createKeyProviderCryptoExtension(
-                        SealedKeys.newProvider(kmsClientConfiguration(conf), path));
+                : () -> KmsGeneration.of(SealedKeys.newProvider(kmsClientConfiguration(conf), path));
         return new EnvelopeKeys(made, nanoTime, path, name, parallelism, refresh, writeNanos, writeFiles, readNanos,
                 readKeys);
     }
@@ -485,9 +485,9 @@ final class EnvelopeKeys implements Closeable {
     /**
      * The configuration of sealpipe's own KMS client: Hadoop's KMS client keeps a queue of wrapped
      * keys that it fills in batches of up to 500 per key (a first request for 150 and a refill in
-     * the background), which a writer that needs one data key per few minutes never uses. Its
-     * queue is one key here: a request for one wrapped key, and one more in the background, made
-     * ready for the next data key.
+     * the background), which a writer that needs one data key per few minutes never uses. New
+     * data keys come past that queue ({@link KmsGeneration}); where they cannot, the queue is one
+     * key: a request for one wrapped key, and one more in the background for the next data key.
      */
     static Configuration kmsClientConfiguration(Configuration conf) {
         Configuration own = new Configuration(conf);

@@ -330,10 +330,10 @@ class KmsEnvelopeAclTest {
     /**
      * What N files cost in KMS requests, counted by the KMS's meters. Hadoop's KMS client keeps a
      * queue of wrapped keys per key and fills it in batches (by default 150 at once when first
-     * asked, then a refill in the background up to 500): with it, a writer that made a data key
-     * per file would cost as few GENERATE_EEK requests as one that made one. So the writers here
-     * keep a queue of one wrapped key: each data key then costs at least one request of its own,
-     * and the count tells them apart. DECRYPT_EEK has no queue: one request per unwrap.
+     * asked, then a refill in the background up to 500), so its requests would not tell a data
+     * key per file from one for all. sealpipe asks past that queue ({@code KmsGeneration}):
+     * exactly one GENERATE_EEK per data key, with no refill in the background. DECRYPT_EEK has no
+     * queue: one request per unwrap.
      */
     @Test
     void twentyFilesCostOneDataKeyAndAFreshReaderOneUnwrap() throws Exception {
@@ -395,20 +395,58 @@ class KmsEnvelopeAclTest {
                 perFileGenerate, perFileDecrypt));
         keep("calls", report.toString());
 
-        // One data key for all 20 files: one GENERATE_EEK request, plus at most the refill of the
-        // client's queue that it starts in the background; and its one unwrap, its own files then
-        // costing it none.
+        // One data key for all 20 files: one GENERATE_EEK request, and its one unwrap, its own files
+        // then costing it none.
         assertEquals(1, dataKeys, report::toString);
-        assertTrue(writerGenerate >= 1 && writerGenerate <= 2, report::toString);
+        assertEquals(1, writerGenerate, report::toString);
         assertEquals(1, writerDecrypt, report::toString);
         // A reader unwraps the one data key once, and keeps it for the other 19.
         assertEquals(1, readerDecrypt, report::toString);
         assertEquals(n, unkeptDecrypt, report::toString);
-        // A data key per file: at least a request each (every wrapped key the client hands out came
-        // from a request for one), and an unwrap each.
+        // A data key per file: a request each, and an unwrap each.
         assertEquals(n, perFileDataKeys, report::toString);
-        assertTrue(perFileGenerate >= n, report::toString);
+        assertEquals(n, perFileGenerate, report::toString);
         assertEquals(n, perFileDecrypt, report::toString);
+    }
+
+    /**
+     * A {@code kms://} URI of several hosts ({@code host1;host2:port}), as a KMS behind several
+     * servers is named: Hadoop's client sends each request to the hosts in turn and to the next
+     * when one fails. Here the first host, 127.0.0.2, has no server (connections refused, a KMS
+     * down) and 127.0.0.1 is the KMS. Every file is written and read back, and each data key
+     * still costs one GENERATE_EEK and one DECRYPT_EEK. The hosts are tried first in turn, so
+     * every other generation and unwrap meets the dead host first.
+     */
+    @Test
+    void severalKmsHostsOneOfThemDown() throws Exception {
+        URI one = kms.uri();
+        String hosts = "kms://http@127.0.0.2;127.0.0.1:" + one.getPort() + one.getPath();
+        int n = 6;
+        Consumer<Configuration> twoHosts = conf -> conf.set(SealedFileSystem.KEY_PROVIDER_PATH, hosts);
+        UserFileSystem writer = sealed(WRITER, true, twoHosts.andThen(
+                conf -> conf.setLong(SealedFileSystem.DATA_KEY_WRITE_FILES, 0)));
+        long generate = Kms.generateEekCalls();
+        long decrypt = Kms.decryptEekCalls();
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            names.add("h" + i);
+            write(writer, "h" + i, data(1000 + i, i));
+        }
+        long written = Kms.generateEekCalls() - generate;
+        long unwrapped = Kms.decryptEekCalls() - decrypt;
+        UserFileSystem reader = sealed(READER, true, twoHosts);
+        decrypt = Kms.decryptEekCalls();
+        for (int i = 0; i < n; i++) {
+            assertArrayEquals(data(1000 + i, i), read(reader, "h" + i));
+        }
+        long read = Kms.decryptEekCalls() - decrypt;
+        String report = String.format("%s, %d files, a data key each: written with %d GENERATE_EEK and %d DECRYPT_EEK,"
+                + " read by a fresh reader with %d DECRYPT_EEK%n", hosts, n, written, unwrapped, read);
+        keep("hosts", report);
+        assertEquals(n, envelopes(names).size(), report);
+        assertEquals(n, written, report);
+        assertEquals(n, unwrapped, report);
+        assertEquals(n, read, report);
     }
 
     /** Direct mode needs GET_METADATA and GET: refused, with the way out in the message. */
