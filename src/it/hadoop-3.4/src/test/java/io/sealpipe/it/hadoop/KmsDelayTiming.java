@@ -4,18 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.hadoop.SealedFileSystem;
+import io.sealpipe.it.net.DelayingProxy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.util.Random;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -41,7 +36,7 @@ class KmsDelayTiming {
         java.nio.file.Path dir = java.nio.file.Path.of("target", "kms-delay").toAbsolutePath();
         TestFiles.deleteRecursively(dir);
         Files.createDirectories(dir);
-        try (Kms kms = Kms.start(Kms.dir("delay")); DelayingProxy proxy = new DelayingProxy(kms.uri().getPort())) {
+        try (Kms kms = Kms.start(Kms.dir("delay")); DelayingProxy proxy = new DelayingProxy(kms.uri().getPort(), DELAY_MILLIS)) {
             kms.createKey("data", 256);
             URI direct = kms.uri();
             URI delayed = URI.create("kms://http@127.0.0.1:" + proxy.port() + kms.uri().getPath());
@@ -113,105 +108,6 @@ class KmsDelayTiming {
     private static void read(FileSystem fs, java.nio.file.Path file, byte[] expected) throws IOException {
         try (InputStream in = fs.open(new Path("sfile://" + file))) {
             assertArrayEquals(expected, in.readAllBytes());
-        }
-    }
-
-    /**
-     * A TCP proxy on 127.0.0.1 to the KMS's port that passes on every piece a client sends
-     * {@value #DELAY_MILLIS} ms after it arrived (a link with that latency one way), and the
-     * answers at once.
-     */
-    static final class DelayingProxy implements AutoCloseable {
-        private final ServerSocket server;
-        private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "delaying-proxy");
-            t.setDaemon(true);
-            return t;
-        });
-
-        DelayingProxy(int target) throws IOException {
-            server = new ServerSocket();
-            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-            threads.execute(() -> {
-                while (!server.isClosed()) {
-                    try {
-                        Socket client = server.accept();
-                        Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
-                        threads.execute(() -> pump(client, upstream, DELAY_MILLIS));
-                        threads.execute(() -> pump(upstream, client, 0));
-                    } catch (IOException e) {
-                        return; // closed
-                    }
-                }
-            });
-        }
-
-        int port() {
-            return server.getLocalPort();
-        }
-
-        /**
-         * Copies {@code from} to {@code to}, each piece {@code delayMillis} after it arrived: a
-         * delay line, as a link with that latency is (pieces sent together arrive together), not
-         * a delay per piece one after the other.
-         */
-        private void pump(Socket from, Socket to, long delayMillis) {
-            java.util.concurrent.BlockingQueue<Object[]> line = new java.util.concurrent.LinkedBlockingQueue<>();
-            Object[] end = new Object[0];
-            if (delayMillis > 0) {
-                threads.execute(() -> {
-                    try (OutputStream out = to.getOutputStream()) {
-                        for (Object[] piece; (piece = line.take()) != end; ) {
-                            long due = (Long) piece[0];
-                            long wait = due - System.nanoTime();
-                            if (wait > 0) {
-                                Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000)); // the latency itself
-                            }
-                            out.write((byte[]) piece[1]);
-                            out.flush();
-                        }
-                    } catch (IOException | InterruptedException e) {
-                        // the other side closed
-                    } finally {
-                        closeBoth(from, to);
-                    }
-                });
-            }
-            byte[] buffer = new byte[64 * 1024];
-            try (InputStream in = from.getInputStream()) {
-                OutputStream out = delayMillis > 0 ? null : to.getOutputStream();
-                for (int n; (n = in.read(buffer)) > 0; ) {
-                    if (out == null) {
-                        line.add(new Object[] {System.nanoTime() + delayMillis * 1_000_000, java.util.Arrays.copyOf(buffer, n)});
-                    } else {
-                        out.write(buffer, 0, n);
-                        out.flush();
-                    }
-                }
-            } catch (IOException e) {
-                // the other side closed
-            } finally {
-                if (delayMillis > 0) {
-                    line.add(end);
-                } else {
-                    closeBoth(from, to);
-                }
-            }
-        }
-
-        private static void closeBoth(Socket a, Socket b) {
-            try {
-                a.close();
-                b.close();
-            } catch (IOException e) {
-                // closing
-            }
-        }
-
-        @Override
-        public void close() throws IOException {
-            server.close();
-            threads.shutdownNow();
         }
     }
 }

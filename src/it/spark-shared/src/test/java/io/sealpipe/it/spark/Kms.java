@@ -40,6 +40,11 @@ final class Kms implements AutoCloseable {
         this.port = port;
     }
 
+    /** The port on 127.0.0.1 that the KMS listens on. */
+    int port() {
+        return port;
+    }
+
     /** The provider URI for Hadoop's {@code KMSClientProvider}. */
     String providerUri() {
         return "kms://http@127.0.0.1:" + port + "/kms";
