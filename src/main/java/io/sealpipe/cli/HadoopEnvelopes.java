@@ -1,7 +1,7 @@
 package io.sealpipe.cli;
 
 import io.sealpipe.internal.Envelope;
-import io.sealpipe.internal.KmsGeneration;
+import io.sealpipe.internal.hadoop.KmsGeneration;
 import java.io.IOException;
 import java.net.URI;
 import java.security.GeneralSecurityException;
@@ -86,7 +86,7 @@ final class HadoopEnvelopes {
     private static IOException failed(String what, String key, Exception e) {
         boolean refused = false;
         for (Throwable t = e; t != null && !refused; t = t.getCause() == t ? null : t.getCause()) {
-            refused = t instanceof org.apache.hadoop.security.AccessControlException; // a KMS client wraps it twice
+            refused = t instanceof org.apache.hadoop.security.AccessControlException; // wrapped twice by a KMS client's queue
         }
         String more = refused ? "; the KMS refused: encrypt needs GENERATE_EEK and DECRYPT_EEK on the key, decrypt DECRYPT_EEK"
                 : "; is the provider reachable?";

@@ -4,7 +4,7 @@ import io.sealpipe.AesKey;
 import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.Envelope;
 import io.sealpipe.internal.KeyAccess;
-import io.sealpipe.internal.KmsGeneration;
+import io.sealpipe.internal.hadoop.KmsGeneration;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -469,9 +469,9 @@ final class EnvelopeKeys implements Closeable {
     }
 
     /**
-     * The KMS's refusal in {@code e} or its causes, or null: Hadoop's KMS client hands a refused
-     * generation on wrapped twice ({@code IOException(ExecutionException(AuthorizationException))}),
-     * as its wrapped keys come from its queue.
+     * The KMS's refusal in {@code e} or its causes, or null: where a generation goes through the
+     * queue of Hadoop's KMS client (KmsGeneration's fallback), the client hands a refusal on
+     * wrapped twice ({@code IOException(ExecutionException(AuthorizationException))}).
      */
     static AccessControlException refusal(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {

@@ -10,7 +10,6 @@
  * a stream's open, failed or closed state ({@link io.sealpipe.internal.StreamState}), a builder's
  * key ({@link io.sealpipe.internal.BuilderKey}) and the key bytes themselves
  * ({@link io.sealpipe.internal.KeyAccess}); and the envelope of the sealed file system's envelope
- * files ({@link io.sealpipe.internal.Envelope}), which the CLI's {@code inspect} reads too, and
- * their data keys' generation by Hadoop's KMS in one request ({@link io.sealpipe.internal.KmsGeneration}). Not an API: anything here may change without notice.
+ * files ({@link io.sealpipe.internal.Envelope}), which the CLI's {@code inspect} reads too. Not an API: anything here may change without notice.
  */
 package io.sealpipe.internal;

@@ -411,11 +411,11 @@ class KmsEnvelopeAclTest {
 
     /**
      * A {@code kms://} URI of several hosts ({@code host1;host2:port}), as a KMS behind several
-     * servers is named: Hadoop's client sends each request to the hosts in turn and to the next
-     * when one fails. Here the first host, 127.0.0.2, has no server (connections refused, a KMS
-     * down) and 127.0.0.1 is the KMS. Every file is written and read back, and each data key
-     * still costs one GENERATE_EEK and one DECRYPT_EEK. The hosts are tried first in turn, so
-     * every other generation and unwrap meets the dead host first.
+     * servers is named: each request goes to the hosts in turn and to the next when one fails.
+     * Here the host listed first, 127.0.0.2, has no server (connections refused, a KMS down) and
+     * 127.0.0.1 is the KMS. Every file is written and read back, and each data key still costs
+     * one GENERATE_EEK and one DECRYPT_EEK. The hosts are tried first in turn, so every other
+     * generation meets the dead host first: sealpipe logs each such failover.
      */
     @Test
     void severalKmsHostsOneOfThemDown() throws Exception {
@@ -425,6 +425,8 @@ class KmsEnvelopeAclTest {
         Consumer<Configuration> twoHosts = conf -> conf.set(SealedFileSystem.KEY_PROVIDER_PATH, hosts);
         UserFileSystem writer = sealed(WRITER, true, twoHosts.andThen(
                 conf -> conf.setLong(SealedFileSystem.DATA_KEY_WRITE_FILES, 0)));
+        Logs.install();
+        int mark = Logs.mark();
         long generate = Kms.generateEekCalls();
         long decrypt = Kms.decryptEekCalls();
         List<String> names = new ArrayList<>();
@@ -432,6 +434,8 @@ class KmsEnvelopeAclTest {
             names.add("h" + i);
             write(writer, "h" + i, data(1000 + i, i));
         }
+        List<String> failovers = Logs.sealpipe(Logs.since(mark)).stream()
+                .filter(line -> line.contains("127.0.0.2") && line.contains("trying the next of its hosts")).toList();
         long written = Kms.generateEekCalls() - generate;
         long unwrapped = Kms.decryptEekCalls() - decrypt;
         UserFileSystem reader = sealed(READER, true, twoHosts);
@@ -440,9 +444,11 @@ class KmsEnvelopeAclTest {
             assertArrayEquals(data(1000 + i, i), read(reader, "h" + i));
         }
         long read = Kms.decryptEekCalls() - decrypt;
-        String report = String.format("%s, %d files, a data key each: written with %d GENERATE_EEK and %d DECRYPT_EEK,"
-                + " read by a fresh reader with %d DECRYPT_EEK%n", hosts, n, written, unwrapped, read);
+        String report = String.format("%s, %d files, a data key each: written with %d GENERATE_EEK and %d DECRYPT_EEK"
+                + " (%d generations met the dead host first), read by a fresh reader with %d DECRYPT_EEK%n%s%n", hosts, n,
+                written, unwrapped, failovers.size(), read, String.join("\n", failovers));
         keep("hosts", report);
+        assertEquals(n / 2, failovers.size(), report);
         assertEquals(n, envelopes(names).size(), report);
         assertEquals(n, written, report);
         assertEquals(n, unwrapped, report);

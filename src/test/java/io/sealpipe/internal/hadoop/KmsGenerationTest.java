@@ -1,13 +1,15 @@
-package io.sealpipe.internal;
+package io.sealpipe.internal.hadoop;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Path;
@@ -29,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class KmsGenerationTest {
     @Test
-    void hadoopsKmsClientOfSeveralHostsIsGeneratedForPastItsQueue() throws Exception {
+    void hadoopsKmsClientOfSeveralHostsGetsKmsGeneration() throws Exception {
         KeyProvider kms = KeyProviderFactory.get(URI.create("kms://http@127.0.0.1;localhost:9600/kms"),
                 new Configuration(false));
         try (KeyProviderCryptoExtension extension = KmsGeneration.of(kms)) {
@@ -54,25 +56,43 @@ class KmsGenerationTest {
         }
     }
 
-    /** Every host is asked once, in turn; the failure names each (the first, the others suppressed). */
+    /**
+     * Hadoop's client's failover, from its settings: by default each host, then one more try after
+     * a pause (its {@code max.retries} is the number of hosts); with {@code max.retries=0} each host
+     * once. The failure names every try: the first, the others suppressed.
+     */
     @Test
-    void everyHostIsTriedOnceAndEachFailureReported() throws Exception {
+    void theHostsAreTriedAsHadoopsClientTriesThemAndEachFailureReported() throws Exception {
         int closed;
-        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             closed = socket.getLocalPort();
         }
-        KeyProvider kms = KeyProviderFactory.get(URI.create("kms://http@127.0.0.1;localhost:" + closed + "/kms"),
-                new Configuration(false));
-        try (KeyProviderCryptoExtension extension = KmsGeneration.of(kms)) {
+        URI twoDown = URI.create("kms://http@127.0.0.1;localhost:" + closed + "/kms");
+        Configuration conf = new Configuration(false);
+        conf.setInt("hadoop.security.kms.client.failover.sleep.base.millis", 1);
+        List<String> tries = failures(twoDown, conf);
+        assertEquals(3, tries.size(), tries::toString);
+        assertTrue(tries.stream().anyMatch(m -> m.contains("//127.0.0.1:" + closed + "/")), tries::toString);
+        assertTrue(tries.stream().anyMatch(m -> m.contains("//localhost:" + closed + "/")), tries::toString);
+        assertEquals(tries.get(0), tries.get(2), "the third try is the first host's again");
+
+        conf.setInt("hadoop.security.kms.client.failover.max.retries", 0);
+        tries = failures(twoDown, conf);
+        assertEquals(2, tries.size(), tries::toString);
+        assertNotEquals(tries.get(0), tries.get(1), tries::toString);
+    }
+
+    /** The messages of the failure to generate through {@code uri}: the first try's, then the others'. */
+    private static List<String> failures(URI uri, Configuration conf) throws IOException {
+        try (KeyProviderCryptoExtension extension = KmsGeneration.of(KeyProviderFactory.get(uri, conf))) {
+            assertInstanceOf(KmsGeneration.class, extension);
             IOException failed = assertThrows(IOException.class, () -> extension.generateEncryptedKey("data"));
             List<String> messages = new ArrayList<>();
             messages.add(failed.getMessage());
             for (Throwable other : failed.getSuppressed()) {
                 messages.add(other.getMessage());
             }
-            assertEquals(2, messages.size(), messages::toString);
-            assertTrue(messages.stream().anyMatch(m -> m.contains("//127.0.0.1:" + closed + "/")), messages::toString);
-            assertTrue(messages.stream().anyMatch(m -> m.contains("//localhost:" + closed + "/")), messages::toString);
+            return messages;
         }
     }
 }
