@@ -84,10 +84,7 @@ final class HadoopEnvelopes {
     }
 
     private static IOException failed(String what, String key, Exception e) {
-        boolean refused = false;
-        for (Throwable t = e; t != null && !refused; t = t.getCause() == t ? null : t.getCause()) {
-            refused = t instanceof org.apache.hadoop.security.AccessControlException; // wrapped twice by a KMS client's queue
-        }
+        boolean refused = KmsGeneration.refusal(e) != null;
         String more = refused ? "; the KMS refused: encrypt needs GENERATE_EEK and DECRYPT_EEK on the key, decrypt DECRYPT_EEK"
                 : "; is the provider reachable?";
         return new IOException("cannot " + what + " the key " + key + " through the --key-provider: " + e.getMessage()

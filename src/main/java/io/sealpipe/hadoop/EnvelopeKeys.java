@@ -456,7 +456,7 @@ final class EnvelopeKeys implements Closeable {
     private IOException failed(String what, Envelope envelope, IOException e) {
         String key = envelope == null ? "'" + keyName + "'" : "'" + envelope.keyName() + "' (version "
                 + envelope.versionName() + ")";
-        AccessControlException refusal = refusal(e);
+        AccessControlException refusal = KmsGeneration.refusal(e);
         if (refusal != null) {
             AccessControlException denied = new AccessControlException("the KMS " + providerPath + " refused to " + what
                     + " the key " + key + ": " + refusal.getMessage() + "; a writer needs GENERATE_EEK and DECRYPT_EEK on"
@@ -466,20 +466,6 @@ final class EnvelopeKeys implements Closeable {
         }
         return new IOException("cannot " + what + " the key " + key + " in " + providerPath + " ("
                 + SealedFileSystem.KEY_PROVIDER_PATH + "): " + e + "; check that the KMS is reachable", e);
-    }
-
-    /**
-     * The KMS's refusal in {@code e} or its causes, or null: where a generation goes through the
-     * queue of Hadoop's KMS client (KmsGeneration's fallback), the client hands a refusal on
-     * wrapped twice ({@code IOException(ExecutionException(AuthorizationException))}).
-     */
-    static AccessControlException refusal(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof AccessControlException denied) {
-                return denied;
-            }
-        }
-        return null;
     }
 
     /**

@@ -2,6 +2,7 @@ package io.sealpipe.hadoop;
 
 import io.sealpipe.AesKey;
 import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.internal.hadoop.KmsGeneration;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -275,7 +276,7 @@ final class SealedKeys implements Closeable {
      * that names the key and the provider, which a KMS client's own messages do not.
      */
     private static IOException unreadable(String name, String path, IOException e) {
-        if (EnvelopeKeys.refusal(e) != null) { // HTTP 403: a refusal, not an outage
+        if (KmsGeneration.refusal(e) != null) { // HTTP 403: a refusal, not an outage
             org.apache.hadoop.security.AccessControlException denied = new org.apache.hadoop.security.AccessControlException(
                     "the KMS " + path + " refused to hand out the key '" + name + "' (" + SealedFileSystem.KEY_PROVIDER_PATH
                     + "): " + e.getMessage() + "; a secured KMS gives clients no key, only data keys: set "

@@ -140,6 +140,20 @@ public final class KmsGeneration extends KeyProviderCryptoExtension {
         }
     }
 
+    /**
+     * The KMS's refusal (HTTP 403) in {@code e} or its causes, or null: where a generation goes
+     * through the queue of Hadoop's KMS client (this class's fallback), the client hands a refusal
+     * on wrapped twice ({@code IOException(ExecutionException(AuthorizationException))}).
+     */
+    public static AccessControlException refusal(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof AccessControlException denied) {
+                return denied;
+            }
+        }
+        return null;
+    }
+
     /** LoadBalancingKMSClientProvider's failover, from the same settings. */
     private static RetryPolicy failover(Configuration conf, int hosts) {
         Configuration settings = conf != null ? conf : new Configuration(false);
