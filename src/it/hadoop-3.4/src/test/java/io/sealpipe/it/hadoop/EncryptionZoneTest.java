@@ -36,9 +36,7 @@ import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileEncryptionInfo;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.StreamCapabilities;
-import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
-import org.apache.hadoop.hdfs.HdfsConfiguration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.UnknownCipherSuiteException;
 import org.apache.hadoop.hdfs.client.CreateEncryptionZoneFlag;
@@ -125,12 +123,10 @@ class EncryptionZoneTest {
         TestFiles.deleteRecursively(base);
         Files.createDirectories(base);
 
-        clusterConf = new HdfsConfiguration();
+        clusterConf = MiniHdfs.conf(BLOCK_SIZE);
         clusterConf.set(CommonConfigurationKeysPublic.HADOOP_SECURITY_KEY_PROVIDER_PATH,
                 "jceks://file@" + base.resolve("kms.jceks"));
         clusterConf.set(CODEC_CLASSES, Client.JCE.codec);
-        clusterConf.setLong(DFSConfigKeys.DFS_BLOCK_SIZE_KEY, BLOCK_SIZE);
-        clusterConf.setInt(DFSConfigKeys.DFS_REPLICATION_KEY, 1);
 
         // The keys exist before the NameNode opens the key store: it reads the file once.
         KeyProvider provider = KeyProviderFactory.get(URI.create(

@@ -20,9 +20,7 @@ import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileEncryptionInfo;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
-import org.apache.hadoop.hdfs.HdfsConfiguration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.client.CreateEncryptionZoneFlag;
 import org.apache.hadoop.hdfs.client.HdfsAdmin;
@@ -67,11 +65,9 @@ class KmsEncryptionZoneTest {
         kms = Kms.start(Kms.dir("encryption-zone"));
         kms.createKey(KEY, 256);
 
-        Configuration conf = new HdfsConfiguration();
+        Configuration conf = MiniHdfs.conf(1024 * 1024);
         conf.set(CommonConfigurationKeysPublic.HADOOP_SECURITY_KEY_PROVIDER_PATH, kms.uri().toString());
         conf.set(CODEC_CLASSES, JCE_CODEC);
-        conf.setLong(DFSConfigKeys.DFS_BLOCK_SIZE_KEY, 1024 * 1024);
-        conf.setInt(DFSConfigKeys.DFS_REPLICATION_KEY, 1);
         clusterConf = conf;
         cluster = new MiniDFSCluster.Builder(conf, base.resolve("dfs").toFile()).numDataNodes(1).build();
         cluster.waitActive();

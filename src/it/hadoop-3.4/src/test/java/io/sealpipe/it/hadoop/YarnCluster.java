@@ -26,9 +26,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
-import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
-import org.apache.hadoop.hdfs.HdfsConfiguration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.mapred.ShuffleHandler;
 import org.apache.hadoop.mapreduce.MRJobConfig;
@@ -103,9 +101,7 @@ final class YarnCluster implements AutoCloseable {
         Files.createDirectories(base);
         Path log4j = Files.writeString(base.resolve("sealpipe-container-log4j.properties"), CONTAINER_LOG4J);
 
-        Configuration conf = new HdfsConfiguration();
-        conf.setLong(DFSConfigKeys.DFS_BLOCK_SIZE_KEY, BLOCK_SIZE);
-        conf.setInt(DFSConfigKeys.DFS_REPLICATION_KEY, 1);
+        Configuration conf = MiniHdfs.conf(BLOCK_SIZE);
         MiniDFSCluster dfs = new MiniDFSCluster.Builder(conf, base.resolve("dfs").toFile()).numDataNodes(1).build();
         MiniMRYarnCluster yarn = null;
         try {
