@@ -47,10 +47,12 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * DistCp (hadoop-distcp 3.4.1) between {@code hdfs://} and {@code shdfs://} ({@link
- * SealedFileSystem} over the same HDFS) on a {@link YarnCluster}: its copy tasks are YARN
+ * SealedFileSystem} over the same HDFS) on the JVM's {@link YarnCluster} (under {@code /plain},
+ * {@code /sealed}, {@code /restored} and {@code /interrupted} on its HDFS): its copy tasks are YARN
  * containers that have sealpipe only from {@code -libjars}, and read the key from a JCEKS
  * keystore named in the job's configuration. A plain tree of {@value #FILES} files and more (0
  * bytes to 40 MiB, across HDFS's 1 MiB blocks and sealpipe's 16 KiB chunks, in nested
@@ -62,6 +64,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * one, and completes on the task's next attempt.
  */
 @Tag("cluster")
+@ExtendWith(YarnCluster.Shared.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class DistCpSealedTest {
     private static final String SCHEME = "shdfs";
@@ -81,8 +84,8 @@ class DistCpSealedTest {
     private static final Map<String, Long> SOURCES = new TreeMap<>();
 
     @BeforeAll
-    static void startClusterAndWriteTree() throws IOException, NoSuchAlgorithmException {
-        cluster = YarnCluster.start("distcp-sealed");
+    static void writeTree(YarnCluster shared) throws IOException, NoSuchAlgorithmException {
+        cluster = shared;
         hdfs = cluster.hdfs();
         jobs = new Cluster(cluster.jobConf());
         keystore = URI.create("jceks://file" + cluster.base().resolve("keys.jceks"));
@@ -119,17 +122,14 @@ class DistCpSealedTest {
     }
 
     @AfterAll
-    static void stopCluster() throws IOException {
+    static void closeClients() throws IOException {
         try {
             if (sealed != null) {
                 sealed.close();
             }
+        } finally {
             if (jobs != null) {
                 jobs.close();
-            }
-        } finally {
-            if (cluster != null) {
-                cluster.close();
             }
         }
     }

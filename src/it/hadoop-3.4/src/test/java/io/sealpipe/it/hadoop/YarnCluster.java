@@ -34,6 +34,9 @@ import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.mapreduce.v2.jobhistory.JHAdminConfig;
 import org.apache.hadoop.util.JarFinder;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
  * A MiniMRYarnCluster (ResourceManager, two NodeManagers whose containers are JVMs of their own,
@@ -93,7 +96,7 @@ final class YarnCluster implements AutoCloseable {
      * fails. This JVM must run in a network namespace of its own with only the loopback ({@link
      * #assertOnlyLoopbackNetwork}).
      */
-    static YarnCluster start(String name) throws IOException {
+    private static YarnCluster start(String name) throws IOException {
         assertOnlyLoopbackNetwork();
         Path base = Path.of("target", name).toAbsolutePath();
         TestFiles.deleteRecursively(base);
@@ -140,6 +143,44 @@ final class YarnCluster implements AutoCloseable {
             throw e;
         }
         return cluster;
+    }
+
+    /**
+     * The one cluster of this JVM's YARN test classes, given to a {@code @BeforeAll} method's
+     * {@code YarnCluster} parameter: started (as {@code target/yarn-cluster}) by the first class
+     * that asks, stopped once every test of the JVM has run (a resource of JUnit's root context).
+     * The classes share it, each in directories of its own on HDFS: a cluster's start and stop
+     * take about 40 s.
+     */
+    static final class Shared implements ParameterResolver {
+        private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(YarnCluster.class);
+
+        @Override
+        public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
+            return parameter.getParameter().getType() == YarnCluster.class;
+        }
+
+        @Override
+        public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+            return context.getRoot().getStore(NAMESPACE)
+                    .getOrComputeIfAbsent(Running.class, key -> new Running(startShared()), Running.class).cluster();
+        }
+
+        private static YarnCluster startShared() {
+            try {
+                return start("yarn-cluster");
+            } catch (IOException e) {
+                throw new UncheckedIOException("the YARN cluster did not start", e);
+            }
+        }
+
+        /** Closed by JUnit when the root context closes. */
+        private record Running(YarnCluster cluster) implements ExtensionContext.Store.CloseableResource {
+            @Override
+            public void close() {
+                cluster.close();
+            }
+        }
     }
 
     /**

@@ -37,17 +37,17 @@ import org.apache.hadoop.mapreduce.TaskCounter;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
 import org.apache.hadoop.util.GenericOptionsParser;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * MapReduce's encrypted intermediate data on sealpipe's codec in YARN containers: the word count
- * of {@link EncryptedIntermediateDataTest} (its mapper and reducer) on a {@link YarnCluster}, its
- * input and output on HDFS, each map and reduce task a {@code YarnChild} JVM of its own whose
+ * of {@link EncryptedIntermediateDataTest} (its mapper and reducer) on the JVM's {@link YarnCluster},
+ * its input and output on HDFS ({@code /input}, {@code /output-*}), each map and reduce task a {@code YarnChild} JVM of its own whose
  * class path has sealpipe only because the job ships it ({@code -libjars}). Every map spills
  * several times and the reducers fetch the map output from the NodeManagers' shuffle service.
  * The same job without encryption gives the same output, both give the counts computed here, and
@@ -56,6 +56,7 @@ import org.slf4j.LoggerFactory;
  * Without {@code -libjars} the containers cannot load sealpipe's codec.
  */
 @Tag("cluster")
+@ExtendWith(YarnCluster.Shared.class)
 class YarnEncryptedIntermediateDataTest {
     private static final String SEALPIPE_CODEC = SealpipeAesCtrCryptoCodec.class.getName();
     private static final String CODEC_LINE = Logs.CODEC_USED + SEALPIPE_CODEC + ".";
@@ -68,8 +69,8 @@ class YarnEncryptedIntermediateDataTest {
     private static Map<String, Long> expected;
 
     @BeforeAll
-    static void startCluster() throws IOException {
-        cluster = YarnCluster.start("yarn-intermediate-data");
+    static void writeInput(YarnCluster shared) throws IOException {
+        cluster = shared;
         hdfs = cluster.hdfs();
         expected = new TreeMap<>();
         for (int f = 0; f < INPUT_FILES; f++) {
@@ -87,13 +88,6 @@ class YarnEncryptedIntermediateDataTest {
                     written += line.length();
                 }
             }
-        }
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        if (cluster != null) {
-            cluster.close();
         }
     }
 
