@@ -8,8 +8,8 @@ import io.sealpipe.internal.hadoop.KmsGeneration;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.lang.reflect.InvocationTargetException;
 import java.nio.ByteBuffer;
-import java.security.GeneralSecurityException;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -19,19 +19,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.function.LongSupplier;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.crypto.key.KeyProvider;
-import org.apache.hadoop.crypto.key.KeyProvider.KeyVersion;
-import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension;
-import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension.EncryptedKeyVersion;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.security.AccessControlException;
 
 /**
- * Data keys that a KMS generates and unwraps (envelope mode): the KMS's key never leaves it.
- * Speaks Hadoop's {@link KeyProviderCryptoExtension}: {@code generateEncryptedKey} (the KMS's
- * {@code GENERATE_EEK}) for a new data key in its wrapped form, {@code decryptEncryptedKey}
- * ({@code DECRYPT_EEK}) to unwrap one. With {@code kms://} that is Hadoop's KMS protocol; with a
- * keystore ({@code jceks://}) Hadoop's default extension does the same locally.
+ * Data keys that a KMS generates and unwraps (envelope mode): the KMS's key never leaves it. The
+ * KMS is an {@link EnvelopeKms} of the class {@code sealpipe.fs.kms.class}, by default {@link
+ * HadoopEnvelopeKms} (Hadoop's KMS protocol with {@code kms://}, a keystore locally).
  *
  * <p><b>Writing.</b> A data key is generated and unwrapped (two KMS calls), then seals new files
  * for {@code sealpipe.fs.data.key.write.seconds} and at most {@code
@@ -54,10 +48,10 @@ import org.apache.hadoop.security.AccessControlException;
  * {@link #close()} zeroes every data key kept and closes the provider, waiting for no KMS call.
  */
 final class EnvelopeKeys implements Closeable {
-    /** Makes the extension that wraps and unwraps data keys: for tests, one that counts its calls. */
+    /** Makes the KMS client that wraps and unwraps data keys: for tests, one that counts its calls. */
     @FunctionalInterface
-    interface Extensions {
-        KeyProviderCryptoExtension open() throws IOException;
+    interface Opener {
+        EnvelopeKms open() throws IOException;
     }
 
     /** A data key kept for writing: its envelope and its key, with when it was made and how often used. */
@@ -77,9 +71,9 @@ final class EnvelopeKeys implements Closeable {
     /** An unwrapped data key kept for reading, and when it was unwrapped. */
     private record ReadKey(AesKey key, long unwrappedAt) {}
 
-    private final Extensions extensions;
+    private final Opener opener;
     private final LongSupplier nanoTime;
-    private final String providerPath;
+    private final String location;
     private final String keyName;
     private final int parallelism;
     private final long refreshNanos;
@@ -96,11 +90,11 @@ final class EnvelopeKeys implements Closeable {
     private int waiting; // guarded by this: callers waiting for another's KMS call, for tests
     private boolean closed; // guarded by this
 
-    EnvelopeKeys(Extensions extensions, LongSupplier nanoTime, String providerPath, String keyName, int parallelism,
+    EnvelopeKeys(Opener opener, LongSupplier nanoTime, String location, String keyName, int parallelism,
             long refreshNanos, long writeNanos, long writeFiles, long readNanos, int readKeys) {
-        this.extensions = extensions;
+        this.opener = opener;
         this.nanoTime = nanoTime;
-        this.providerPath = providerPath;
+        this.location = location;
         this.keyName = keyName;
         this.parallelism = parallelism;
         this.refreshNanos = refreshNanos;
@@ -111,14 +105,18 @@ final class EnvelopeKeys implements Closeable {
     }
 
     /**
-     * The data keys of the key {@code sealpipe.fs.key.name} in the provider at {@code
-     * sealpipe.fs.key.provider.path}, with the bounds set in {@code conf}. Asks the provider
-     * nothing yet (a KMS that denies {@code GET_METADATA} must not stop the file system from starting).
+     * The data keys of the key {@code sealpipe.fs.key.name} in the KMS of {@code
+     * sealpipe.fs.kms.class} (by default the provider at {@code sealpipe.fs.key.provider.path}),
+     * with the bounds set in {@code conf}. Asks the KMS nothing yet (a KMS that denies {@code
+     * GET_METADATA} must not stop the file system from starting). {@code opener}: null for the
+     * configured class.
      */
-    static EnvelopeKeys load(Configuration conf, int parallelism, Extensions extensions, LongSupplier nanoTime)
+    static EnvelopeKeys load(Configuration conf, int parallelism, Opener opener, LongSupplier nanoTime)
             throws IOException {
-        String path = SealedKeys.required(conf, SealedFileSystem.KEY_PROVIDER_PATH,
-                "the URI of the Hadoop KeyProvider that wraps the data keys, such as kms://http@kms:9600/kms");
+        Class<? extends EnvelopeKms> kmsClass = kmsClass(conf);
+        String path = kmsClass == HadoopEnvelopeKms.class ? SealedKeys.required(conf, SealedFileSystem.KEY_PROVIDER_PATH,
+                "the URI of the Hadoop KeyProvider that wraps the data keys, such as kms://http@kms:9600/kms")
+                : kmsClass.getName();
         String name = SealedKeys.required(conf, SealedFileSystem.KEY_NAME,
                 "the name of the key in " + path + " that wraps the data keys");
         long refresh = SealedKeys.nanos(conf, SealedFileSystem.KEY_REFRESH_SECONDS,
@@ -135,10 +133,54 @@ final class EnvelopeKeys implements Closeable {
         if (readKeys < 0) {
             throw new IllegalArgumentException(SealedFileSystem.DATA_KEY_READ_KEYS + " must be 0 or more, not " + readKeys);
         }
-        Extensions made = extensions != null ? extensions
-                : () -> KmsGeneration.of(SealedKeys.newProvider(kmsClientConfiguration(conf), path));
+        Opener made = opener != null ? opener : () -> newKms(kmsClass, conf);
         return new EnvelopeKeys(made, nanoTime, path, name, parallelism, refresh, writeNanos, writeFiles, readNanos,
                 readKeys);
+    }
+
+    /**
+     * The class {@code sealpipe.fs.kms.class} names, checked: an {@link EnvelopeKms} with a
+     * public constructor that takes a Configuration.
+     *
+     * @throws IllegalArgumentException naming the setting if it is not
+     */
+    static Class<? extends EnvelopeKms> kmsClass(Configuration conf) {
+        Class<? extends EnvelopeKms> kmsClass;
+        try {
+            kmsClass = conf.getClass(SealedFileSystem.KMS_CLASS, HadoopEnvelopeKms.class, EnvelopeKms.class);
+            kmsClass.getConstructor(Configuration.class);
+        } catch (RuntimeException | NoSuchMethodException e) {
+            throw new IllegalArgumentException(SealedFileSystem.KMS_CLASS + " is " + conf.get(SealedFileSystem.KMS_CLASS)
+                    + ", which is not a class that implements " + EnvelopeKms.class.getName() + " with a public"
+                    + " constructor that takes a Hadoop Configuration (" + e.getMessage() + "); leave it unset for"
+                    + " Hadoop's key providers (docs/sealed-files.md, \"Other KMSs\")", e);
+        }
+        return kmsClass;
+    }
+
+    /** A new client of {@code kmsClass}, by its constructor that takes the configuration. */
+    private static EnvelopeKms newKms(Class<? extends EnvelopeKms> kmsClass, Configuration conf) throws IOException {
+        EnvelopeKms kms;
+        try {
+            kms = kmsClass.getConstructor(Configuration.class).newInstance(conf);
+        } catch (InvocationTargetException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException("cannot make the KMS client " + kmsClass.getName() + " (" + SealedFileSystem.KMS_CLASS
+                    + "): " + e.getCause(), e.getCause());
+        } catch (ReflectiveOperationException e) {
+            throw new IOException("cannot make the KMS client " + kmsClass.getName() + " (" + SealedFileSystem.KMS_CLASS
+                    + "): " + e, e);
+        }
+        if (kms.kind() != Envelope.KIND_HADOOP) {
+            int kind = kms.kind();
+            closeQuietly(kms);
+            throw new IOException("the KMS client " + kmsClass.getName() + " (" + SealedFileSystem.KMS_CLASS
+                    + ") is of envelope kind " + kind + ", which this version of sealpipe does not know (it knows "
+                    + Envelope.KIND_HADOOP + ", Hadoop's key providers)");
+        }
+        return kms;
     }
 
     /** What a new file is sealed with: its envelope, and streams of the caller's own (to destroy once used). */
@@ -227,32 +269,31 @@ final class EnvelopeKeys implements Closeable {
         }
     }
 
-    private WriteKey generate(KeyProviderCryptoExtension kms) throws IOException {
-        EncryptedKeyVersion wrapped;
+    private WriteKey generate(EnvelopeKms kms) throws IOException {
+        EnvelopeKms.DataKey made;
         try {
-            count();
-            wrapped = kms.generateEncryptedKey(keyName);
+            made = kms.generate(keyName);
         } catch (IOException e) {
+            count(1);
             throw failed("generate a data key under", null, e);
-        } catch (GeneralSecurityException | RuntimeException e) {
+        } catch (RuntimeException e) {
+            count(1);
             throw failed("generate a data key under", null, new IOException(e));
         }
-        if (wrapped == null || wrapped.getEncryptedKeyVersion() == null
-                || wrapped.getEncryptedKeyVersion().getMaterial() == null) {
-            throw new IOException("the KMS " + providerPath + " answered the generation of a data key under '" + keyName
-                    + "' with no wrapped key: check that " + SealedFileSystem.KEY_PROVIDER_PATH + " names a KMS");
-        }
-        Envelope envelope;
         try {
-            envelope = Envelope.of(false, keyName, wrapped.getEncryptionKeyVersionName(),
-                    wrapped.getEncryptedKeyIv() == null ? new byte[0] : wrapped.getEncryptedKeyIv(),
-                    wrapped.getEncryptedKeyVersion().getMaterial());
-        } catch (IOException e) {
-            throw new IOException("the KMS " + providerPath + " answered the generation of a data key under '" + keyName
-                    + "' with a wrapped key that an envelope cannot hold: " + e.getMessage(), e);
+            count(made.requests());
+            EnvelopeKms.WrappedKey wrapped = made.wrapped();
+            Envelope envelope;
+            try {
+                envelope = Envelope.of(false, keyName, wrapped.versionName(), wrapped.iv(), wrapped.wrapped());
+            } catch (IOException e) {
+                throw new IOException("the KMS " + location + " answered the generation of a data key under '" + keyName
+                        + "' with a wrapped key that an envelope cannot hold: " + e.getMessage(), e);
+            }
+            return new WriteKey(envelope, dataKey(made.key(), envelope, null), nanoTime.getAsLong());
+        } finally {
+            made.destroy();
         }
-        AesKey key = unwrap(kms, envelope, null);
-        return new WriteKey(envelope, key, nanoTime.getAsLong());
     }
 
     /**
@@ -268,7 +309,7 @@ final class EnvelopeKeys implements Closeable {
             // writer with rights on another key cannot pass its files off as this key's).
             throw new SealedKeys.NoVersionMatches(path + ": its envelope names the key '" + envelope.keyName()
                     + "', not this file system's key '" + keyName + "' (" + SealedFileSystem.KEY_NAME + " in "
-                    + providerPath + "): refused before any KMS call. No byte of it was decrypted.");
+                    + location + "): refused before any KMS call. No byte of it was decrypted.");
         }
         ByteBuffer id = envelope.wrappedIdentity();
         boolean keeping = readKeys > 0 && readNanos > 0;
@@ -418,38 +459,39 @@ final class EnvelopeKeys implements Closeable {
         }
     }
 
-    /**
-     * Unwraps {@code envelope}'s data key with one {@code decryptEncryptedKey} call; zeroes the
-     * array the provider handed out.
-     */
-    private AesKey unwrap(KeyProviderCryptoExtension kms, Envelope envelope, Path path) throws IOException {
-        EncryptedKeyVersion wrapped = EncryptedKeyVersion.createForDecryption(envelope.keyName(),
-                envelope.versionName(), envelope.iv(), envelope.wrappedKey());
-        KeyVersion unwrapped;
+    /** Unwraps {@code envelope}'s data key with one KMS call; zeroes the array the KMS client handed out. */
+    private AesKey unwrap(EnvelopeKms kms, Envelope envelope, Path path) throws IOException {
+        EnvelopeKms.WrappedKey wrapped = new EnvelopeKms.WrappedKey(envelope.keyName(), envelope.versionName(),
+                envelope.iv(), envelope.wrappedKey());
+        byte[] material;
         try {
-            count();
-            unwrapped = kms.decryptEncryptedKey(wrapped);
+            count(1);
+            material = kms.unwrap(wrapped);
         } catch (IOException e) {
             throw failed("unwrap the data key of " + (path == null ? "a new file" : path.toString()) + " under",
                     envelope, e);
-        } catch (GeneralSecurityException | RuntimeException e) {
+        } catch (RuntimeException e) {
             throw failed("unwrap the data key of " + (path == null ? "a new file" : path.toString()) + " under",
                     envelope, new IOException(e));
         }
-        byte[] material = unwrapped == null ? null : unwrapped.getMaterial();
         try {
-            if (material == null || material.length != Envelope.DATA_KEY_BYTES) {
-                throw new IOException((path == null ? "" : path + ": ") + "the KMS " + providerPath + " unwrapped the data"
-                        + " key of key '" + envelope.keyName() + "' (version " + envelope.versionName() + ") to "
-                        + (material == null ? "nothing" : material.length + " bytes") + ", not the " + Envelope.DATA_KEY_BYTES
-                        + " of a 256-bit data key: the key must be 256 bits (hadoop key create NAME -size 256)");
-            }
-            return AesKey.copyOf(material);
+            return dataKey(material, envelope, path);
         } finally {
             if (material != null) {
                 Arrays.fill(material, (byte) 0);
             }
         }
+    }
+
+    /** {@code material} as a data key (a copy) if it has the size of one. */
+    private AesKey dataKey(byte[] material, Envelope envelope, Path path) throws IOException {
+        if (material == null || material.length != Envelope.DATA_KEY_BYTES) {
+            throw new IOException((path == null ? "" : path + ": ") + "the KMS " + location + " unwrapped the data"
+                    + " key of key '" + envelope.keyName() + "' (version " + envelope.versionName() + ") to "
+                    + (material == null ? "nothing" : material.length + " bytes") + ", not the " + Envelope.DATA_KEY_BYTES
+                    + " of a 256-bit data key: the key must be 256 bits (hadoop key create NAME -size 256)");
+        }
+        return AesKey.copyOf(material);
     }
 
     /** A KMS call's failure, naming what was asked, the key and the KMS; a refusal stays an {@link AccessControlException}. */
@@ -458,14 +500,14 @@ final class EnvelopeKeys implements Closeable {
                 + envelope.versionName() + ")";
         AccessControlException refusal = KmsGeneration.refusal(e);
         if (refusal != null) {
-            AccessControlException denied = new AccessControlException("the KMS " + providerPath + " refused to " + what
+            AccessControlException denied = new AccessControlException("the KMS " + location + " refused to " + what
                     + " the key " + key + ": " + refusal.getMessage() + "; a writer needs GENERATE_EEK and DECRYPT_EEK on"
                     + " the key, a reader DECRYPT_EEK (docs/sealed-files.md, \"Keys in a KMS\")");
             denied.initCause(e);
             return denied;
         }
-        return new IOException("cannot " + what + " the key " + key + " in " + providerPath + " ("
-                + SealedFileSystem.KEY_PROVIDER_PATH + "): " + e + "; check that the KMS is reachable", e);
+        return new IOException("cannot " + what + " the key " + key + " in " + location + ": " + e
+                + "; check that the KMS is reachable", e);
     }
 
     /**
@@ -488,12 +530,12 @@ final class EnvelopeKeys implements Closeable {
      * and, over https, its SSL factory, which a call in progress still needs).
      */
     private static final class Lease {
-        final KeyProviderCryptoExtension kms;
+        final EnvelopeKms kms;
         final long madeAt;
         int calls;       // guarded by the EnvelopeKeys
         boolean retired; // guarded by the EnvelopeKeys
 
-        Lease(KeyProviderCryptoExtension kms, long madeAt) {
+        Lease(EnvelopeKms kms, long madeAt) {
             this.kms = kms;
             this.madeAt = madeAt;
         }
@@ -520,7 +562,7 @@ final class EnvelopeKeys implements Closeable {
         if (old != null) {
             closeQuietly(old.kms);
         }
-        KeyProviderCryptoExtension made = extensions.open();
+        EnvelopeKms made = opener.open();
         Lease mine = new Lease(made, nanoTime.getAsLong());
         mine.calls = 1;
         Lease unused = null;
@@ -557,19 +599,19 @@ final class EnvelopeKeys implements Closeable {
         }
     }
 
-    private static void closeQuietly(KeyProvider provider) {
-        if (provider == null) {
+    private static void closeQuietly(EnvelopeKms kms) {
+        if (kms == null) {
             return;
         }
         try {
-            provider.close();
+            kms.close();
         } catch (IOException | RuntimeException e) {
             // a KMS client's queue that fails to stop holds nothing of ours
         }
     }
 
-    private synchronized void count() {
-        calls++;
+    private synchronized void count(int requests) {
+        calls += requests;
     }
 
     /** The KMS calls made so far (generate and unwrap): for tests. */
@@ -597,8 +639,8 @@ final class EnvelopeKeys implements Closeable {
         return keyName;
     }
 
-    String providerPath() {
-        return providerPath;
+    String location() {
+        return location;
     }
 
     private void checkOpen() throws IOException {
@@ -638,6 +680,6 @@ final class EnvelopeKeys implements Closeable {
 
     @Override
     public String toString() {
-        return "EnvelopeKeys(" + keyName + " in " + providerPath + ")";
+        return "EnvelopeKeys(" + keyName + " in " + location + ")";
     }
 }

@@ -139,6 +139,12 @@ public class SealedFileSystem extends FileSystem {
      * tree from one mode to the other by reading files whole.
      */
     public static final String KEY_MODE_READ_OTHER = "sealpipe.fs.key.mode.read.other";
+    /**
+     * The class of the KMS client that wraps and unwraps the data keys of envelope mode, an
+     * {@link EnvelopeKms} with a public constructor that takes the Configuration; by default
+     * {@link HadoopEnvelopeKms}, the Hadoop KeyProvider at {@link #KEY_PROVIDER_PATH}.
+     */
+    public static final String KMS_CLASS = "sealpipe.fs.kms.class";
     /** Seconds one data key seals new files in envelope mode (default {@value #DEFAULT_DATA_KEY_WRITE_SECONDS}; 0: one per file). */
     public static final String DATA_KEY_WRITE_SECONDS = "sealpipe.fs.data.key.write.seconds";
     /** The default of {@value #DATA_KEY_WRITE_SECONDS}: five minutes. */

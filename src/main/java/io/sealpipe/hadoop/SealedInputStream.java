@@ -115,7 +115,7 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
                     envelope = Envelope.parse(first);
                 } catch (IOException e) {
                     IOException unreadable = new SealedKeys.NoVersionMatches(path + ": its envelope cannot be read: "
-                            + e.getMessage() + " (key '" + envelopes.keyName() + "' in " + envelopes.providerPath()
+                            + e.getMessage() + " (key '" + envelopes.keyName() + "' in " + envelopes.location()
                             + "). No byte of it was decrypted.");
                     unreadable.initCause(e);
                     throw unreadable;
@@ -127,7 +127,7 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
                     streams.destroy();
                     throw new SealedKeys.NoVersionMatches(path + ": the data key in its envelope (key '"
                             + envelope.keyName() + "', version " + envelope.versionName() + ", in "
-                            + envelopes.providerPath() + ") does not match the file's key commitment: the envelope or the"
+                            + envelopes.location() + ") does not match the file's key commitment: the envelope or the"
                             + " header was changed, or the envelope belongs to another file. No byte of it was decrypted.");
                 }
             } else {

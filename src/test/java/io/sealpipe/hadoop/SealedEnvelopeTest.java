@@ -238,7 +238,7 @@ class SealedEnvelopeTest {
         timed.setLong(SealedFileSystem.DATA_KEY_READ_SECONDS, 20);
         AtomicInteger generated = new AtomicInteger();
         AtomicInteger unwrapped = new AtomicInteger();
-        EnvelopeKeys keys = EnvelopeKeys.load(timed, 1, () -> counting(generated, unwrapped), clock::get);
+        EnvelopeKeys keys = load(timed, () -> counting(generated, unwrapped), clock::get);
         try {
             EnvelopeKeys.Sealing first = keys.forWriting(false);
             first.streams().destroy();
@@ -413,7 +413,7 @@ class SealedEnvelopeTest {
     @Test
     void aRefusalIsAnAccessControlExceptionAndCreatesNoFile() throws Exception {
         AtomicInteger calls = new AtomicInteger();
-        EnvelopeKeys keys = EnvelopeKeys.load(conf, 1, () -> refusing(calls), System::nanoTime);
+        EnvelopeKeys keys = load(conf, () -> refusing(calls), System::nanoTime);
         try {
             AccessControlException e = assertThrows(AccessControlException.class, () -> keys.forWriting(false));
             assertTrue(e.getMessage().contains("'" + SealedFixture.KEY + "'") && e.getMessage().contains(fixture.keystore.toString()),
@@ -466,7 +466,7 @@ class SealedEnvelopeTest {
         AtomicInteger unwrapped = new AtomicInteger();
         java.util.concurrent.CountDownLatch inKms = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        EnvelopeKeys keys = EnvelopeKeys.load(conf, 1, () -> blocking(counting(generated, unwrapped), inKms, release),
+        EnvelopeKeys keys = load(conf, () -> blocking(counting(generated, unwrapped), inKms, release),
                 System::nanoTime);
         java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(3);
         try {
@@ -565,7 +565,7 @@ class SealedEnvelopeTest {
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
         List<AtomicInteger> closes = new java.util.concurrent.CopyOnWriteArrayList<>();
         AtomicInteger made = new AtomicInteger();
-        EnvelopeKeys keys = EnvelopeKeys.load(refresh, 1, () -> {
+        EnvelopeKeys keys = load(refresh, () -> {
             AtomicInteger closed = new AtomicInteger();
             closes.add(closed);
             KeyProviderCryptoExtension real = made.getAndIncrement() == 0
@@ -618,7 +618,7 @@ class SealedEnvelopeTest {
         Configuration three = new Configuration(conf);
         three.setLong(SealedFileSystem.DATA_KEY_WRITE_FILES, 3);
         three.setInt(SealedFileSystem.DATA_KEY_READ_KEYS, 0);
-        EnvelopeKeys keys = EnvelopeKeys.load(three, 1, () -> counting(new AtomicInteger(), new AtomicInteger()),
+        EnvelopeKeys keys = load(three, () -> counting(new AtomicInteger(), new AtomicInteger()),
                 System::nanoTime);
         try {
             for (int i = 0; i < 3; i++) {
@@ -633,7 +633,7 @@ class SealedEnvelopeTest {
         Configuration brief = new Configuration(conf);
         brief.setLong(SealedFileSystem.DATA_KEY_WRITE_SECONDS, 1);
         brief.setLong(SealedFileSystem.DATA_KEY_READ_SECONDS, 1);
-        EnvelopeKeys timed = EnvelopeKeys.load(brief, 1, () -> counting(new AtomicInteger(), new AtomicInteger()),
+        EnvelopeKeys timed = load(brief, () -> counting(new AtomicInteger(), new AtomicInteger()),
                 System::nanoTime);
         try {
             timed.forWriting(false).streams().destroy();
@@ -673,7 +673,7 @@ class SealedEnvelopeTest {
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
         AtomicInteger generations = new AtomicInteger();
         KeyProvider real = fixture.provider();
-        EnvelopeKeys keys = EnvelopeKeys.load(conf, 1, () -> new KeyProviderCryptoExtension(real, null) {
+        EnvelopeKeys keys = load(conf, () -> new KeyProviderCryptoExtension(real, null) {
             @Override
             public EncryptedKeyVersion generateEncryptedKey(String name) throws IOException {
                 generations.incrementAndGet();
@@ -715,5 +715,18 @@ class SealedEnvelopeTest {
             threads.shutdownNow();
             keys.close();
         }
+    }
+
+    /** Makes the extension under a test's {@link HadoopEnvelopeKms}: one that counts, refuses or blocks. */
+    @FunctionalInterface
+    private interface Extension {
+        KeyProviderCryptoExtension open() throws IOException;
+    }
+
+    /** The envelope keys of {@code c} on a {@link HadoopEnvelopeKms} over the extensions {@code extension} makes. */
+    private static EnvelopeKeys load(Configuration c, Extension extension, java.util.function.LongSupplier clock)
+            throws IOException {
+        return EnvelopeKeys.load(c, 1, () -> new HadoopEnvelopeKms(extension.open(),
+                c.get(SealedFileSystem.KEY_PROVIDER_PATH)), clock);
     }
 }

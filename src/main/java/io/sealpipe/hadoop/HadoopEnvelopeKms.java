@@ -1,0 +1,143 @@
+package io.sealpipe.hadoop;
+
+import io.sealpipe.internal.hadoop.KmsGeneration;
+import java.io.IOException;
+import java.security.GeneralSecurityException;
+import java.util.Arrays;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.crypto.key.KeyProvider.KeyVersion;
+import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension;
+import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension.EncryptedKeyVersion;
+import org.apache.hadoop.security.AccessControlException;
+
+/**
+ * Envelope keys from a Hadoop {@link KeyProviderCryptoExtension}, the provider at {@code
+ * sealpipe.fs.key.provider.path}: with {@code kms://} Hadoop's KMS protocol ({@code GENERATE_EEK},
+ * {@code DECRYPT_EEK}, {@code REENCRYPT_EEK}, one request each, past the queue of wrapped keys
+ * that Hadoop's client fills in the background: {@link KmsGeneration}); with a keystore ({@code
+ * jceks://}) Hadoop's default extension does the same locally. The envelope's kind is {@value
+ * #KIND}; its version is the key version that wrapped the data key, its IV the wrapping's IV.
+ */
+public final class HadoopEnvelopeKms implements EnvelopeKms {
+    /** The envelope kind of a data key wrapped by a Hadoop key provider. */
+    public static final int KIND = 1;
+
+    private final KeyProviderCryptoExtension extension;
+    private final String location;
+
+    /**
+     * The provider at {@code sealpipe.fs.key.provider.path} in {@code conf}; asks it nothing yet.
+     *
+     * @param conf the file system's configuration
+     * @throws IOException if the provider cannot be made
+     */
+    public HadoopEnvelopeKms(Configuration conf) throws IOException {
+        this(KmsGeneration.of(SealedKeys.newProvider(EnvelopeKeys.kmsClientConfiguration(conf),
+                        SealedKeys.required(conf, SealedFileSystem.KEY_PROVIDER_PATH, "the URI of the Hadoop KeyProvider"
+                                + " that wraps the data keys, such as kms://http@kms:9600/kms"))),
+                conf.get(SealedFileSystem.KEY_PROVIDER_PATH));
+    }
+
+    /** Over {@code extension} (for tests: one that counts or refuses), at {@code location}. */
+    HadoopEnvelopeKms(KeyProviderCryptoExtension extension, String location) {
+        this.extension = extension;
+        this.location = location;
+    }
+
+    @Override
+    public int kind() {
+        return KIND;
+    }
+
+    @Override
+    public String location() {
+        return location;
+    }
+
+    /** A {@code GENERATE_EEK}, then a {@code DECRYPT_EEK} of what it gave. */
+    @Override
+    public DataKey generate(String keyName) throws IOException {
+        EncryptedKeyVersion made;
+        try {
+            made = extension.generateEncryptedKey(keyName);
+        } catch (GeneralSecurityException | RuntimeException e) {
+            throw asIOException(e);
+        } catch (IOException e) {
+            throw refusalOr(e);
+        }
+        if (made == null || made.getEncryptedKeyVersion() == null || made.getEncryptedKeyVersion().getMaterial() == null) {
+            throw new IOException("the KMS " + location + " answered the generation of a data key under '" + keyName
+                    + "' with no wrapped key: check that " + SealedFileSystem.KEY_PROVIDER_PATH + " names a KMS");
+        }
+        WrappedKey wrapped = new WrappedKey(keyName, made.getEncryptionKeyVersionName(),
+                made.getEncryptedKeyIv() == null ? new byte[0] : made.getEncryptedKeyIv(),
+                made.getEncryptedKeyVersion().getMaterial());
+        return new DataKey(wrapped, unwrap(wrapped), 2);
+    }
+
+    /** A {@code DECRYPT_EEK}; zeroes the array the provider handed out once copied. */
+    @Override
+    public byte[] unwrap(WrappedKey wrapped) throws IOException {
+        KeyVersion unwrapped;
+        try {
+            unwrapped = extension.decryptEncryptedKey(forKms(wrapped));
+        } catch (GeneralSecurityException | RuntimeException e) {
+            throw asIOException(e);
+        } catch (IOException e) {
+            throw refusalOr(e);
+        }
+        byte[] material = unwrapped == null ? null : unwrapped.getMaterial();
+        if (material == null) {
+            return new byte[0];
+        }
+        byte[] copy = material.clone();
+        Arrays.fill(material, (byte) 0);
+        return copy;
+    }
+
+    /** A {@code REENCRYPT_EEK}: wrapped again under the key's current version. */
+    @Override
+    public WrappedKey rewrap(WrappedKey wrapped) throws IOException {
+        EncryptedKeyVersion again;
+        try {
+            again = extension.reencryptEncryptedKey(forKms(wrapped));
+        } catch (GeneralSecurityException | RuntimeException e) {
+            throw asIOException(e);
+        } catch (IOException e) {
+            throw refusalOr(e);
+        }
+        return new WrappedKey(wrapped.keyName(), again.getEncryptionKeyVersionName(),
+                again.getEncryptedKeyIv() == null ? new byte[0] : again.getEncryptedKeyIv(),
+                again.getEncryptedKeyVersion().getMaterial());
+    }
+
+    private static EncryptedKeyVersion forKms(WrappedKey wrapped) {
+        return EncryptedKeyVersion.createForDecryption(wrapped.keyName(), wrapped.versionName(), wrapped.iv(),
+                wrapped.wrapped());
+    }
+
+    /** A refusal found in {@code e}'s causes (a 403 from a KMS) as an {@link AccessControlException}; else {@code e}. */
+    private static IOException refusalOr(IOException e) {
+        AccessControlException refusal = KmsGeneration.refusal(e);
+        if (refusal == null || refusal == e) {
+            return e;
+        }
+        AccessControlException denied = new AccessControlException(refusal.getMessage());
+        denied.initCause(e);
+        return denied;
+    }
+
+    private static IOException asIOException(Exception e) {
+        return refusalOr(new IOException(e));
+    }
+
+    @Override
+    public void close() throws IOException {
+        extension.close();
+    }
+
+    @Override
+    public String toString() {
+        return "HadoopEnvelopeKms(" + location + ")";
+    }
+}

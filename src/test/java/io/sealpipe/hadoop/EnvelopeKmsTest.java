@@ -1,0 +1,206 @@
+package io.sealpipe.hadoop;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URI;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The KMS client of envelope mode chosen by {@code sealpipe.fs.kms.class}: the class named there
+ * wraps and unwraps every data key, Hadoop's by default; a class that is no {@link EnvelopeKms},
+ * has no constructor that takes the configuration, or is of an envelope kind this version does
+ * not know is refused with the setting named.
+ */
+class EnvelopeKmsTest {
+    @TempDir
+    java.nio.file.Path tmp;
+
+    private SealedFixture fixture;
+    private Configuration conf;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        fixture = new SealedFixture(tmp);
+        conf = new Configuration(fixture.conf);
+        conf.set(SealedFileSystem.KEY_MODE, "envelope"); // the fixture's sfile:// is not cached: a file system per get
+        CountingKms.made.set(0);
+        CountingKms.generated.set(0);
+        CountingKms.unwrapped.set(0);
+    }
+
+    /** Hadoop's client for the keystore, counting what goes through it. */
+    public static final class CountingKms implements EnvelopeKms {
+        static final AtomicInteger made = new AtomicInteger();
+        static final AtomicInteger generated = new AtomicInteger();
+        static final AtomicInteger unwrapped = new AtomicInteger();
+        private final HadoopEnvelopeKms hadoop;
+
+        public CountingKms(Configuration conf) throws IOException {
+            hadoop = new HadoopEnvelopeKms(conf);
+            made.incrementAndGet();
+        }
+
+        @Override
+        public int kind() {
+            return hadoop.kind();
+        }
+
+        @Override
+        public String location() {
+            return "counting " + hadoop.location();
+        }
+
+        @Override
+        public DataKey generate(String keyName) throws IOException {
+            generated.incrementAndGet();
+            return hadoop.generate(keyName);
+        }
+
+        @Override
+        public byte[] unwrap(WrappedKey wrapped) throws IOException {
+            unwrapped.incrementAndGet();
+            return hadoop.unwrap(wrapped);
+        }
+
+        @Override
+        public WrappedKey rewrap(WrappedKey wrapped) throws IOException {
+            return hadoop.rewrap(wrapped);
+        }
+
+        @Override
+        public void close() throws IOException {
+            hadoop.close();
+        }
+    }
+
+    /** An envelope kind this version does not know. */
+    public static final class OtherKindKms implements EnvelopeKms {
+        private final HadoopEnvelopeKms hadoop;
+
+        public OtherKindKms(Configuration conf) throws IOException {
+            hadoop = new HadoopEnvelopeKms(conf);
+        }
+
+        @Override
+        public int kind() {
+            return 200;
+        }
+
+        @Override
+        public String location() {
+            return "kind 200";
+        }
+
+        @Override
+        public DataKey generate(String keyName) throws IOException {
+            return hadoop.generate(keyName);
+        }
+
+        @Override
+        public byte[] unwrap(WrappedKey wrapped) throws IOException {
+            return hadoop.unwrap(wrapped);
+        }
+
+        @Override
+        public WrappedKey rewrap(WrappedKey wrapped) throws IOException {
+            return hadoop.rewrap(wrapped);
+        }
+
+        @Override
+        public void close() throws IOException {
+            hadoop.close();
+        }
+    }
+
+    /** No constructor that takes a Configuration. */
+    public static final class NoConfigurationKms {
+        public NoConfigurationKms() {}
+    }
+
+    private static byte[] data() {
+        byte[] data = new byte[40_000];
+        new java.util.Random(7).nextBytes(data);
+        return data;
+    }
+
+    /** Writes {@link #data} to {@code path} and reads it back. */
+    private static byte[] roundTrip(FileSystem fs, Path path) throws IOException {
+        try (OutputStream out = fs.create(path)) {
+            out.write(data());
+        }
+        try (InputStream in = fs.open(path)) {
+            return in.readAllBytes();
+        }
+    }
+
+    @Test
+    void theClassNamedWrapsAndUnwrapsEveryDataKey() throws Exception {
+        // The positive control: by default Hadoop's client does it, and the counting one is not made.
+        try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), conf)) {
+            roundTrip(fs, fixture.sealedPath("by-default"));
+        }
+        assertEquals(0, CountingKms.made.get(), "a KMS client of another class than configured");
+
+        conf.set(SealedFileSystem.KMS_CLASS, CountingKms.class.getName());
+        conf.setInt(SealedFileSystem.DATA_KEY_READ_KEYS, 0); // every open unwraps
+        try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), conf)) {
+            Path path = fixture.sealedPath("counted");
+            assertArrayEquals(data(), roundTrip(fs, path));
+            assertEquals(1, CountingKms.generated.get(), "one data key generated, by the class named");
+            assertEquals(1, CountingKms.unwrapped.get(), "one unwrap, for the open");
+            try (InputStream in = fs.open(fixture.sealedPath("by-default"))) {
+                assertArrayEquals(data(), in.readAllBytes(), "a file of Hadoop's client opens through the counting one");
+            }
+            assertEquals(2, CountingKms.unwrapped.get());
+        }
+        Configuration hadoop = new Configuration(conf);
+        hadoop.unset(SealedFileSystem.KMS_CLASS);
+        try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), hadoop);
+                InputStream in = fs.open(fixture.sealedPath("counted"))) {
+            assertArrayEquals(data(), in.readAllBytes(), "and a file of the counting one through Hadoop's");
+        }
+    }
+
+    @Test
+    void aClassThatIsNoEnvelopeKmsOrLacksTheConstructorIsRefusedNamingTheSetting() {
+        for (String named : new String[] {String.class.getName(), NoConfigurationKms.class.getName(), "no.such.Kms"}) {
+            conf.set(SealedFileSystem.KMS_CLASS, named);
+            Exception e = assertThrows(Exception.class, () -> FileSystem.get(URI.create("sfile:///"), conf).close(), named);
+            String messages = messages(e);
+            assertTrue(messages.contains(SealedFileSystem.KMS_CLASS + " is " + named), messages);
+            assertTrue(messages.contains(EnvelopeKms.class.getName()), messages);
+        }
+    }
+
+    @Test
+    void aClientOfAnotherEnvelopeKindIsRefusedBeforeAnyFileIsMade() throws Exception {
+        conf.set(SealedFileSystem.KMS_CLASS, OtherKindKms.class.getName());
+        try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), conf)) {
+            Path path = fixture.sealedPath("other-kind");
+            IOException e = assertThrows(IOException.class, () -> fs.create(path).close());
+            assertTrue(messages(e).contains("envelope kind 200"), messages(e));
+            assertFalse(fs.exists(path), "a failed create made a file");
+        }
+    }
+
+    private static String messages(Throwable e) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            all.append(t).append(" / ");
+        }
+        return all.toString();
+    }
+}
