@@ -41,16 +41,12 @@ class EnvelopeKmsTest {
         CountingKms.unwrapped.set(0);
     }
 
-    /** Hadoop's client for the keystore, counting what goes through it. */
-    public static final class CountingKms implements EnvelopeKms {
-        static final AtomicInteger made = new AtomicInteger();
-        static final AtomicInteger generated = new AtomicInteger();
-        static final AtomicInteger unwrapped = new AtomicInteger();
-        private final HadoopEnvelopeKms hadoop;
+    /** Hadoop's client for the keystore, to which a test's client hands every call. */
+    abstract static class OverHadoop implements EnvelopeKms {
+        final HadoopEnvelopeKms hadoop;
 
-        public CountingKms(Configuration conf) throws IOException {
+        OverHadoop(Configuration conf) throws IOException {
             hadoop = new HadoopEnvelopeKms(conf);
-            made.incrementAndGet();
         }
 
         @Override
@@ -60,18 +56,16 @@ class EnvelopeKmsTest {
 
         @Override
         public String location() {
-            return "counting " + hadoop.location();
+            return hadoop.location();
         }
 
         @Override
         public DataKey generate(String keyName) throws IOException {
-            generated.incrementAndGet();
             return hadoop.generate(keyName);
         }
 
         @Override
         public byte[] unwrap(WrappedKey wrapped) throws IOException {
-            unwrapped.incrementAndGet();
             return hadoop.unwrap(wrapped);
         }
 
@@ -86,42 +80,39 @@ class EnvelopeKmsTest {
         }
     }
 
-    /** An envelope kind this version does not know. */
-    public static final class OtherKindKms implements EnvelopeKms {
-        private final HadoopEnvelopeKms hadoop;
+    /** Counts the clients made, the data keys generated and the unwraps. */
+    public static final class CountingKms extends OverHadoop {
+        static final AtomicInteger made = new AtomicInteger();
+        static final AtomicInteger generated = new AtomicInteger();
+        static final AtomicInteger unwrapped = new AtomicInteger();
 
+        public CountingKms(Configuration conf) throws IOException {
+            super(conf);
+            made.incrementAndGet();
+        }
+
+        @Override
+        public DataKey generate(String keyName) throws IOException {
+            generated.incrementAndGet();
+            return super.generate(keyName);
+        }
+
+        @Override
+        public byte[] unwrap(WrappedKey wrapped) throws IOException {
+            unwrapped.incrementAndGet();
+            return super.unwrap(wrapped);
+        }
+    }
+
+    /** An envelope kind this version does not know. */
+    public static final class OtherKindKms extends OverHadoop {
         public OtherKindKms(Configuration conf) throws IOException {
-            hadoop = new HadoopEnvelopeKms(conf);
+            super(conf);
         }
 
         @Override
         public int kind() {
             return 200;
-        }
-
-        @Override
-        public String location() {
-            return "kind 200";
-        }
-
-        @Override
-        public DataKey generate(String keyName) throws IOException {
-            return hadoop.generate(keyName);
-        }
-
-        @Override
-        public byte[] unwrap(WrappedKey wrapped) throws IOException {
-            return hadoop.unwrap(wrapped);
-        }
-
-        @Override
-        public WrappedKey rewrap(WrappedKey wrapped) throws IOException {
-            return hadoop.rewrap(wrapped);
-        }
-
-        @Override
-        public void close() throws IOException {
-            hadoop.close();
         }
     }
 
