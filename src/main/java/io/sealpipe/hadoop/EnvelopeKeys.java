@@ -74,6 +74,7 @@ final class EnvelopeKeys implements Closeable {
     private final Opener opener;
     private final LongSupplier nanoTime;
     private final String location;
+    private final String locationSetting; // the setting that names the KMS: the provider path, or the client class
     private final String keyName;
     private final int parallelism;
     private final long refreshNanos;
@@ -90,11 +91,13 @@ final class EnvelopeKeys implements Closeable {
     private int waiting; // guarded by this: callers waiting for another's KMS call, for tests
     private boolean closed; // guarded by this
 
-    EnvelopeKeys(Opener opener, LongSupplier nanoTime, String location, String keyName, int parallelism,
+    EnvelopeKeys(Opener opener, LongSupplier nanoTime, String location, String locationSetting, String keyName,
+            int parallelism,
             long refreshNanos, long writeNanos, long writeFiles, long readNanos, int readKeys) {
         this.opener = opener;
         this.nanoTime = nanoTime;
         this.location = location;
+        this.locationSetting = locationSetting;
         this.keyName = keyName;
         this.parallelism = parallelism;
         this.refreshNanos = refreshNanos;
@@ -134,8 +137,9 @@ final class EnvelopeKeys implements Closeable {
             throw new IllegalArgumentException(SealedFileSystem.DATA_KEY_READ_KEYS + " must be 0 or more, not " + readKeys);
         }
         Opener made = opener != null ? opener : () -> newKms(kmsClass, conf);
-        return new EnvelopeKeys(made, nanoTime, path, name, parallelism, refresh, writeNanos, writeFiles, readNanos,
-                readKeys);
+        String setting = kmsClass == HadoopEnvelopeKms.class ? SealedFileSystem.KEY_PROVIDER_PATH : SealedFileSystem.KMS_CLASS;
+        return new EnvelopeKeys(made, nanoTime, path, setting, name, parallelism, refresh, writeNanos, writeFiles,
+                readNanos, readKeys);
     }
 
     /**
@@ -149,6 +153,10 @@ final class EnvelopeKeys implements Closeable {
         try {
             kmsClass = conf.getClass(SealedFileSystem.KMS_CLASS, HadoopEnvelopeKms.class, EnvelopeKms.class);
             kmsClass.getConstructor(Configuration.class);
+            if (java.lang.reflect.Modifier.isAbstract(kmsClass.getModifiers())
+                    || !java.lang.reflect.Modifier.isPublic(kmsClass.getModifiers())) {
+                throw new NoSuchMethodException(kmsClass.getName() + " is abstract or not public");
+            }
         } catch (RuntimeException | NoSuchMethodException e) {
             throw new IllegalArgumentException(SealedFileSystem.KMS_CLASS + " is " + conf.get(SealedFileSystem.KMS_CLASS)
                     + ", which is not a class that implements " + EnvelopeKms.class.getName() + " with a public"
@@ -173,8 +181,14 @@ final class EnvelopeKeys implements Closeable {
             throw new IOException("cannot make the KMS client " + kmsClass.getName() + " (" + SealedFileSystem.KMS_CLASS
                     + "): " + e, e);
         }
-        if (kms.kind() != Envelope.KIND_HADOOP) {
-            int kind = kms.kind();
+        int kind;
+        try {
+            kind = kms.kind();
+        } catch (RuntimeException | Error e) {
+            closeQuietly(kms);
+            throw e;
+        }
+        if (kind != Envelope.KIND_HADOOP) {
             closeQuietly(kms);
             throw new IOException("the KMS client " + kmsClass.getName() + " (" + SealedFileSystem.KMS_CLASS
                     + ") is of envelope kind " + kind + ", which this version of sealpipe does not know (it knows "
@@ -272,27 +286,43 @@ final class EnvelopeKeys implements Closeable {
     private WriteKey generate(EnvelopeKms kms) throws IOException {
         EnvelopeKms.DataKey made;
         try {
+            count();
             made = kms.generate(keyName);
         } catch (IOException e) {
-            count(1);
-            throw failed("generate a data key under", null, e);
+            throw failed("generate a data key under", null, kms, e);
         } catch (RuntimeException e) {
-            count(1);
-            throw failed("generate a data key under", null, new IOException(e));
+            throw failed("generate a data key under", null, kms, new IOException(e));
         }
+        AesKey given = made == null ? null : made.key();
         try {
-            count(made.requests());
+            if (made == null) {
+                throw new IOException("the KMS " + kms.location() + " answered the generation of a data key under '"
+                        + keyName + "' with nothing");
+            }
             EnvelopeKms.WrappedKey wrapped = made.wrapped();
             Envelope envelope;
             try {
                 envelope = Envelope.of(false, keyName, wrapped.versionName(), wrapped.iv(), wrapped.wrapped());
             } catch (IOException e) {
-                throw new IOException("the KMS " + location + " answered the generation of a data key under '" + keyName
-                        + "' with a wrapped key that an envelope cannot hold: " + e.getMessage(), e);
+                throw new IOException("the KMS " + kms.location() + " answered the generation of a data key under '"
+                        + keyName + "' with a wrapped key that an envelope cannot hold: " + e.getMessage(), e);
             }
-            return new WriteKey(envelope, dataKey(made.key(), envelope, null), nanoTime.getAsLong());
+            AesKey key;
+            if (given == null) {
+                key = unwrap(kms, envelope, null);
+            } else {
+                byte[] material = KeyAccess.withBytes(given, byte[]::clone);
+                try {
+                    key = dataKey(material, envelope, null, kms);
+                } finally {
+                    Arrays.fill(material, (byte) 0);
+                }
+            }
+            return new WriteKey(envelope, key, nanoTime.getAsLong());
         } finally {
-            made.destroy();
+            if (given != null) {
+                given.destroy();
+            }
         }
     }
 
@@ -465,17 +495,17 @@ final class EnvelopeKeys implements Closeable {
                 envelope.iv(), envelope.wrappedKey());
         byte[] material;
         try {
-            count(1);
+            count();
             material = kms.unwrap(wrapped);
         } catch (IOException e) {
             throw failed("unwrap the data key of " + (path == null ? "a new file" : path.toString()) + " under",
-                    envelope, e);
+                    envelope, kms, e);
         } catch (RuntimeException e) {
             throw failed("unwrap the data key of " + (path == null ? "a new file" : path.toString()) + " under",
-                    envelope, new IOException(e));
+                    envelope, kms, new IOException(e));
         }
         try {
-            return dataKey(material, envelope, path);
+            return dataKey(material, envelope, path, kms);
         } finally {
             if (material != null) {
                 Arrays.fill(material, (byte) 0);
@@ -484,9 +514,9 @@ final class EnvelopeKeys implements Closeable {
     }
 
     /** {@code material} as a data key (a copy) if it has the size of one. */
-    private AesKey dataKey(byte[] material, Envelope envelope, Path path) throws IOException {
+    private AesKey dataKey(byte[] material, Envelope envelope, Path path, EnvelopeKms kms) throws IOException {
         if (material == null || material.length != Envelope.DATA_KEY_BYTES) {
-            throw new IOException((path == null ? "" : path + ": ") + "the KMS " + location + " unwrapped the data"
+            throw new IOException((path == null ? "" : path + ": ") + "the KMS " + kms.location() + " unwrapped the data"
                     + " key of key '" + envelope.keyName() + "' (version " + envelope.versionName() + ") to "
                     + (material == null ? "nothing" : material.length + " bytes") + ", not the " + Envelope.DATA_KEY_BYTES
                     + " of a 256-bit data key: the key must be 256 bits (hadoop key create NAME -size 256)");
@@ -495,19 +525,19 @@ final class EnvelopeKeys implements Closeable {
     }
 
     /** A KMS call's failure, naming what was asked, the key and the KMS; a refusal stays an {@link AccessControlException}. */
-    private IOException failed(String what, Envelope envelope, IOException e) {
+    private IOException failed(String what, Envelope envelope, EnvelopeKms kms, IOException e) {
         String key = envelope == null ? "'" + keyName + "'" : "'" + envelope.keyName() + "' (version "
                 + envelope.versionName() + ")";
         AccessControlException refusal = KmsGeneration.refusal(e);
         if (refusal != null) {
-            AccessControlException denied = new AccessControlException("the KMS " + location + " refused to " + what
+            AccessControlException denied = new AccessControlException("the KMS " + kms.location() + " refused to " + what
                     + " the key " + key + ": " + refusal.getMessage() + "; a writer needs GENERATE_EEK and DECRYPT_EEK on"
                     + " the key, a reader DECRYPT_EEK (docs/sealed-files.md, \"Keys in a KMS\")");
             denied.initCause(e);
             return denied;
         }
-        return new IOException("cannot " + what + " the key " + key + " in " + location + ": " + e
-                + "; check that the KMS is reachable", e);
+        return new IOException("cannot " + what + " the key " + key + " in " + kms.location() + " (" + locationSetting
+                + "): " + e + "; check that the KMS is reachable", e);
     }
 
     /**
@@ -610,8 +640,8 @@ final class EnvelopeKeys implements Closeable {
         }
     }
 
-    private synchronized void count(int requests) {
-        calls += requests;
+    private synchronized void count() {
+        calls++;
     }
 
     /** The KMS calls made so far (generate and unwrap): for tests. */

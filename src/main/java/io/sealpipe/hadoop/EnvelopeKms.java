@@ -1,8 +1,9 @@
 package io.sealpipe.hadoop;
 
+import io.sealpipe.AesKey;
 import java.io.Closeable;
 import java.io.IOException;
-import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * A KMS that generates and unwraps the data keys of envelope files ({@code
@@ -44,7 +45,7 @@ public interface EnvelopeKms extends Closeable {
      * alias), wrapped under its current version.
      *
      * @param keyName the key that wraps the data key, as {@code sealpipe.fs.key.name} names it
-     * @return the data key and its wrapped form
+     * @return its wrapped form, with the data key itself where the KMS gives both at once
      * @throws IOException naming the key if the KMS refuses or fails
      */
     DataKey generate(String keyName) throws IOException;
@@ -61,7 +62,7 @@ public interface EnvelopeKms extends Closeable {
 
     /**
      * The same data key wrapped again under the current version of its key, where the KMS can do
-     * that without handing the data key out ({@code sealpipe rewrap}).
+     * that without handing the data key out.
      *
      * @param wrapped a data key as an envelope stores it
      * @return the same data key, wrapped under the current version of {@code wrapped}'s key
@@ -89,10 +90,10 @@ public interface EnvelopeKms extends Closeable {
          * @param wrapped the wrapped bytes
          */
         public WrappedKey(String keyName, String versionName, byte[] iv, byte[] wrapped) {
-            this.keyName = keyName;
-            this.versionName = versionName;
-            this.iv = iv.clone();
-            this.wrapped = wrapped.clone();
+            this.keyName = Objects.requireNonNull(keyName, "the key name of a wrapped data key");
+            this.versionName = Objects.requireNonNull(versionName, "the key version of a wrapped data key");
+            this.iv = Objects.requireNonNull(iv, "the IV of a wrapped data key (empty if none)").clone();
+            this.wrapped = Objects.requireNonNull(wrapped, "the bytes of a wrapped data key").clone();
         }
 
         /** @return the key that wrapped the data key, as configured */
@@ -122,26 +123,23 @@ public interface EnvelopeKms extends Closeable {
     }
 
     /**
-     * A new data key: its wrapped form, the key (32 bytes), and the KMS requests its generation
-     * took (Hadoop's KMS: a {@code GENERATE_EEK} and a {@code DECRYPT_EEK}). {@link #destroy}
-     * zeroes the key.
+     * A new data key: its wrapped form, and the key itself where the KMS gives it with the
+     * wrapped form (AWS KMS's {@code GenerateDataKey}), or null where it must be unwrapped
+     * (Hadoop's {@code GENERATE_EEK}): the file system then calls {@link #unwrap}.
      */
     final class DataKey {
         private final WrappedKey wrapped;
-        private final byte[] key;
-        private final int requests;
+        private final AesKey key;
 
         /**
-         * A new data key; takes {@code key} itself (no copy): the caller gives it up.
+         * A new data key.
          *
          * @param wrapped its wrapped form
-         * @param key the data key, 32 bytes
-         * @param requests the KMS requests its generation took
+         * @param key the data key, 32 bytes (the caller's to destroy after), or null to unwrap
          */
-        public DataKey(WrappedKey wrapped, byte[] key, int requests) {
-            this.wrapped = wrapped;
+        public DataKey(WrappedKey wrapped, AesKey key) {
+            this.wrapped = Objects.requireNonNull(wrapped, "the wrapped form of a new data key");
             this.key = key;
-            this.requests = requests;
         }
 
         /** @return its wrapped form */
@@ -149,19 +147,9 @@ public interface EnvelopeKms extends Closeable {
             return wrapped;
         }
 
-        /** @return the key itself, not a copy: read it before {@link #destroy} */
-        public byte[] key() {
+        /** @return the data key, or null if it must be unwrapped */
+        public AesKey key() {
             return key;
-        }
-
-        /** @return the KMS requests its generation took */
-        public int requests() {
-            return requests;
-        }
-
-        /** Zeroes the key. */
-        public void destroy() {
-            Arrays.fill(key, (byte) 0);
         }
 
         @Override

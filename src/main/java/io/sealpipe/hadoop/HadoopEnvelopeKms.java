@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.security.GeneralSecurityException;
 import java.util.Arrays;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.crypto.key.KeyProvider;
 import org.apache.hadoop.crypto.key.KeyProvider.KeyVersion;
 import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension;
 import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension.EncryptedKeyVersion;
@@ -20,7 +21,7 @@ import org.apache.hadoop.security.AccessControlException;
  */
 public final class HadoopEnvelopeKms implements EnvelopeKms {
     /** The envelope kind of a data key wrapped by a Hadoop key provider. */
-    public static final int KIND = 1;
+    public static final int KIND = io.sealpipe.internal.Envelope.KIND_HADOOP;
 
     private final KeyProviderCryptoExtension extension;
     private final String location;
@@ -32,10 +33,23 @@ public final class HadoopEnvelopeKms implements EnvelopeKms {
      * @throws IOException if the provider cannot be made
      */
     public HadoopEnvelopeKms(Configuration conf) throws IOException {
-        this(KmsGeneration.of(SealedKeys.newProvider(EnvelopeKeys.kmsClientConfiguration(conf),
-                        SealedKeys.required(conf, SealedFileSystem.KEY_PROVIDER_PATH, "the URI of the Hadoop KeyProvider"
-                                + " that wraps the data keys, such as kms://http@kms:9600/kms"))),
-                conf.get(SealedFileSystem.KEY_PROVIDER_PATH));
+        this(conf, SealedKeys.required(conf, SealedFileSystem.KEY_PROVIDER_PATH, "the URI of the Hadoop KeyProvider that"
+                + " wraps the data keys, such as kms://http@kms:9600/kms"));
+    }
+
+    private HadoopEnvelopeKms(Configuration conf, String path) throws IOException {
+        this(extension(conf, path), path);
+    }
+
+    /** Sealpipe's extension over the provider at {@code path}: one wrapped key per request. */
+    private static KeyProviderCryptoExtension extension(Configuration conf, String path) throws IOException {
+        KeyProvider provider = SealedKeys.newProvider(EnvelopeKeys.kmsClientConfiguration(conf), path);
+        try {
+            return KmsGeneration.of(provider);
+        } catch (RuntimeException | Error e) {
+            provider.close();
+            throw e;
+        }
     }
 
     /** Over {@code extension} (for tests: one that counts or refuses), at {@code location}. */
@@ -54,7 +68,7 @@ public final class HadoopEnvelopeKms implements EnvelopeKms {
         return location;
     }
 
-    /** A {@code GENERATE_EEK}, then a {@code DECRYPT_EEK} of what it gave. */
+    /** A {@code GENERATE_EEK}: the wrapped form only (the file system unwraps it, a {@code DECRYPT_EEK}). */
     @Override
     public DataKey generate(String keyName) throws IOException {
         EncryptedKeyVersion made;
@@ -65,14 +79,7 @@ public final class HadoopEnvelopeKms implements EnvelopeKms {
         } catch (IOException e) {
             throw refusalOr(e);
         }
-        if (made == null || made.getEncryptedKeyVersion() == null || made.getEncryptedKeyVersion().getMaterial() == null) {
-            throw new IOException("the KMS " + location + " answered the generation of a data key under '" + keyName
-                    + "' with no wrapped key: check that " + SealedFileSystem.KEY_PROVIDER_PATH + " names a KMS");
-        }
-        WrappedKey wrapped = new WrappedKey(keyName, made.getEncryptionKeyVersionName(),
-                made.getEncryptedKeyIv() == null ? new byte[0] : made.getEncryptedKeyIv(),
-                made.getEncryptedKeyVersion().getMaterial());
-        return new DataKey(wrapped, unwrap(wrapped), 2);
+        return new DataKey(wrapped(keyName, made, "generation of a data key"), null);
     }
 
     /** A {@code DECRYPT_EEK}; zeroes the array the provider handed out once copied. */
@@ -106,9 +113,19 @@ public final class HadoopEnvelopeKms implements EnvelopeKms {
         } catch (IOException e) {
             throw refusalOr(e);
         }
-        return new WrappedKey(wrapped.keyName(), again.getEncryptionKeyVersionName(),
-                again.getEncryptedKeyIv() == null ? new byte[0] : again.getEncryptedKeyIv(),
-                again.getEncryptedKeyVersion().getMaterial());
+        return wrapped(wrapped.keyName(), again, "rewrap of a data key");
+    }
+
+    /** The wrapped key in the provider's answer to {@code what}, which must hold one. */
+    private WrappedKey wrapped(String keyName, EncryptedKeyVersion answer, String what) throws IOException {
+        if (answer == null || answer.getEncryptedKeyVersion() == null || answer.getEncryptedKeyVersion().getMaterial() == null
+                || answer.getEncryptionKeyVersionName() == null) {
+            throw new IOException("the KMS " + location + " answered the " + what + " under '" + keyName
+                    + "' with no wrapped key: check that " + SealedFileSystem.KEY_PROVIDER_PATH + " names a KMS");
+        }
+        return new WrappedKey(keyName, answer.getEncryptionKeyVersionName(),
+                answer.getEncryptedKeyIv() == null ? new byte[0] : answer.getEncryptedKeyIv(),
+                answer.getEncryptedKeyVersion().getMaterial());
     }
 
     private static EncryptedKeyVersion forKms(WrappedKey wrapped) {

@@ -3,6 +3,8 @@ package io.sealpipe.hadoop;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -151,11 +153,11 @@ class EnvelopeKmsTest {
             Path path = fixture.sealedPath("counted");
             assertArrayEquals(data(), roundTrip(fs, path));
             assertEquals(1, CountingKms.generated.get(), "one data key generated, by the class named");
-            assertEquals(1, CountingKms.unwrapped.get(), "one unwrap, for the open");
+            assertEquals(2, CountingKms.unwrapped.get(), "two unwraps: of the new data key, and for the open");
             try (InputStream in = fs.open(fixture.sealedPath("by-default"))) {
                 assertArrayEquals(data(), in.readAllBytes(), "a file of Hadoop's client opens through the counting one");
             }
-            assertEquals(2, CountingKms.unwrapped.get());
+            assertEquals(3, CountingKms.unwrapped.get());
         }
         Configuration hadoop = new Configuration(conf);
         hadoop.unset(SealedFileSystem.KMS_CLASS);
@@ -184,6 +186,27 @@ class EnvelopeKmsTest {
             IOException e = assertThrows(IOException.class, () -> fs.create(path).close());
             assertTrue(messages(e).contains("envelope kind 200"), messages(e));
             assertFalse(fs.exists(path), "a failed create made a file");
+        }
+    }
+
+    @Test
+    void hadoopsClientGivesTheWrappedFormAndRewrapsUnderTheCurrentVersionToTheSameDataKey() throws Exception {
+        EnvelopeKms.WrappedKey wrapped;
+        byte[] key;
+        try (HadoopEnvelopeKms kms = new HadoopEnvelopeKms(conf)) {
+            EnvelopeKms.DataKey made = kms.generate(SealedFixture.KEY);
+            assertNull(made.key(), "Hadoop's KMS gives the wrapped form only: the file system unwraps it");
+            wrapped = made.wrapped();
+            key = kms.unwrap(wrapped);
+            assertEquals(32, key.length);
+        }
+        fixture.rollKey();
+        try (HadoopEnvelopeKms kms = new HadoopEnvelopeKms(conf)) { // a new client sees the new version
+            EnvelopeKms.WrappedKey again = kms.rewrap(wrapped);
+            assertNotEquals(wrapped.versionName(), again.versionName(), "wrapped under the key's new version");
+            assertFalse(java.util.Arrays.equals(wrapped.wrapped(), again.wrapped()));
+            assertArrayEquals(key, kms.unwrap(again), "the same data key");
+            assertArrayEquals(key, kms.unwrap(wrapped), "and the old form still unwraps");
         }
     }
 
