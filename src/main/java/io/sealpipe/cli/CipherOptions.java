@@ -77,7 +77,7 @@ final class CipherOptions {
 
     /** A key of a Hadoop KeyProvider, with its versions. */
     static final class ProviderKey {
-        @Option(names = "--key-provider", required = true, paramLabel = "URI", description = "A Hadoop key provider:"
+        @Option(names = "--key-provider", paramLabel = "URI", description = "A Hadoop key provider:"
                 + " a JCEKS file, jceks://file/PATH or localjceks://file/PATH (password from --password-file,"
                 + " HADOOP_KEYSTORE_PASSWORD, or Hadoop's default), or a KMS, kms://http@HOST:PORT/kms (or any provider"
                 + " Hadoop knows), which needs Hadoop's client on the class path: $(hadoop classpath).")
@@ -92,6 +92,26 @@ final class CipherOptions {
                 + " in a 512-byte envelope before the message, as the sealed file system's envelope mode writes files."
                 + " decrypt reads an envelope file (OUT a file) without it.")
         String mode;
+
+        @Option(names = "--kms", paramLabel = "KMS", defaultValue = "hadoop", description = "With --key-mode envelope:"
+                + " the KMS that wraps the data keys: hadoop (default), the --key-provider; or aws, AWS KMS, where"
+                + " --key-name is a key id, a key ARN or alias/NAME (GenerateDataKey and Decrypt; credentials from S3A's"
+                + " settings where S3A is on the class path, else the AWS SDK's: AWS_ACCESS_KEY_ID..., the profile, the"
+                + " instance). Needs the AWS SDK v2 on the class path: S3A's bundle.")
+        String kms;
+
+        @Option(names = "--kms-region", paramLabel = "REGION", description = "--kms aws: the KMS's region (default:"
+                + " fs.s3a.endpoint.region, else the AWS SDK's: AWS_REGION, the profile).")
+        String kmsRegion;
+
+        @Option(names = "--kms-endpoint", paramLabel = "URL", description = "--kms aws: the KMS's URL, for a VPC endpoint"
+                + " or an emulator (default: AWS's for the region).")
+        String kmsEndpoint;
+
+        /** The KMS these options name, checked. */
+        HadoopEnvelopes.Kms kms(picocli.CommandLine commandLine) {
+            return HadoopEnvelopes.Kms.of(kms, uri, kmsRegion, kmsEndpoint, commandLine);
+        }
     }
 
     /** A secret-key entry of a PKCS12 or JCEKS keystore. */

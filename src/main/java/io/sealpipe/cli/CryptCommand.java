@@ -5,6 +5,7 @@ import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.hadoop.EnvelopeKms;
 import io.sealpipe.snappy.SnappyStreams;
 import java.io.IOException;
 import java.io.InputStream;
@@ -76,8 +77,11 @@ abstract class CryptCommand implements Callable<Integer> {
         byte[] envelopeBytes = null; // encrypt --key-mode envelope: written before the message
         try {
             if (envelope && encrypting()) {
-                HadoopEnvelopes.DataKey dataKey = HadoopEnvelopes.generate(providerUri(),
-                        options.key.provider.name, options.compress == CipherOptions.Compression.snappy);
+                HadoopEnvelopes.DataKey dataKey;
+                try (EnvelopeKms kms = HadoopEnvelopes.open(kms())) {
+                    dataKey = HadoopEnvelopes.generate(kms, options.key.provider.name,
+                            options.compress == CipherOptions.Compression.snappy);
+                }
                 try {
                     envelopeBytes = dataKey.envelope().bytes();
                     codec = codec(dataKey.key(), dataKey.envelope().context(), engine, threads);
@@ -147,7 +151,7 @@ abstract class CryptCommand implements Callable<Integer> {
     }
 
     /**
-     * Whether this run uses a data key wrapped by the --key-provider: encrypt with {@code
+     * Whether this run uses a data key wrapped by a KMS (--key-provider, --kms aws): encrypt with {@code
      * --key-mode envelope}; decrypt with it, or of an input file that begins with an envelope.
      */
     private boolean envelope() throws IOException {
@@ -157,6 +161,9 @@ abstract class CryptCommand implements Callable<Integer> {
             throw new UsageException(options.spec.commandLine(), "--key-mode must be direct or envelope");
         }
         boolean envelope = mode.equals("envelope");
+        if (provider != null) {
+            provider.kms(options.spec.commandLine()); // usage errors first
+        }
         if (!envelope && provider != null && !encrypting() && !Io.isStd(options.in)) {
             try (InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(options.in))) {
                 envelope = io.sealpipe.internal.Envelope.startsWithMagic(in.readNBytes(8));
@@ -178,12 +185,9 @@ abstract class CryptCommand implements Callable<Integer> {
         return true;
     }
 
-    private java.net.URI providerUri() {
-        try {
-            return new java.net.URI(options.key.provider.uri);
-        } catch (java.net.URISyntaxException e) {
-            throw new UsageException(options.spec.commandLine(), "--key-provider is not a URI: " + e.getMessage());
-        }
+    /** The KMS of {@code --kms} and {@code --key-provider}, checked. */
+    private HadoopEnvelopes.Kms kms() {
+        return options.key.provider.kms(options.spec.commandLine());
     }
 
     /**
@@ -202,7 +206,12 @@ abstract class CryptCommand implements Callable<Integer> {
             throw new IOException("cannot decrypt " + input + ": its envelope names the key '" + envelope.keyName()
                     + "', not the --key-name; nothing was decrypted");
         }
-        byte[] key = HadoopEnvelopes.unwrap(providerUri(), envelope);
+        byte[] key;
+        try (EnvelopeKms kms = HadoopEnvelopes.open(kms())) {
+            key = HadoopEnvelopes.unwrap(kms, envelope);
+        } catch (IOException e) {
+            throw new IOException("cannot decrypt " + input + ": " + e.getMessage() + "; nothing was decrypted", e);
+        }
         try {
             options.compress = envelope.compressed() ? CipherOptions.Compression.snappy : CipherOptions.Compression.none;
             return codec(key, envelope.context(), engine, threads);

@@ -1,23 +1,19 @@
 package io.sealpipe.cli;
 
 import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.hadoop.EnvelopeKms;
 import io.sealpipe.internal.Envelope;
+import io.sealpipe.internal.hadoop.EnvelopeWrapping;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintWriter;
-import java.net.URI;
 import java.nio.ByteBuffer;
-import java.security.GeneralSecurityException;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.crypto.key.KeyProvider;
-import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension;
-import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension.EncryptedKeyVersion;
-import org.apache.hadoop.crypto.key.KeyProviderFactory;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileContext;
 import org.apache.hadoop.fs.FileStatus;
@@ -29,7 +25,8 @@ import org.apache.hadoop.fs.RemoteIterator;
 /**
  * {@code sealpipe rewrap}: the data keys of envelope files wrapped again under their key's
  * current version, as {@code hdfs crypto -reencryptZone} does for a zone's files. Each data key
- * is re-encrypted by the KMS ({@code reencryptEncryptedKey}: the data key never leaves it) once,
+ * is re-encrypted by the KMS ({@link EnvelopeKms#rewrap}: Hadoop's {@code REENCRYPT_EEK}, AWS
+ * KMS's {@code ReEncrypt}; the data key never leaves it) once,
  * however many files it sealed, and checked before any file changes: the KMS must unwrap the new
  * form to a key that matches the file's key commitment. A file's message (every chunk) is copied
  * byte for byte behind its new envelope into a hidden file beside it, which then replaces the
@@ -45,7 +42,7 @@ final class HadoopRewrap {
     private static final java.util.regex.Pattern COPY = java.util.regex.Pattern.compile(
             "\\.(.+)\\.sealpipe-rewrap-[0-9a-f-]{36}");
 
-    private final KeyProviderCryptoExtension kms;
+    private final EnvelopeKms kms;
     private final Configuration conf;
     private final boolean dryRun;
     private final PrintWriter out;
@@ -53,7 +50,7 @@ final class HadoopRewrap {
     private final Map<ByteBuffer, Envelope> rewrapped = new HashMap<>(); // by the old wrapped form
     private final Map<Outcome, Integer> counts = new HashMap<>();
 
-    private HadoopRewrap(KeyProviderCryptoExtension kms, Configuration conf, boolean dryRun, PrintWriter out,
+    private HadoopRewrap(EnvelopeKms kms, Configuration conf, boolean dryRun, PrintWriter out,
             PrintWriter err) {
         this.kms = kms;
         this.conf = conf;
@@ -63,19 +60,14 @@ final class HadoopRewrap {
     }
 
     /**
-     * Rewraps every envelope file at or under {@code paths} with the provider at {@code provider}.
+     * Rewraps every envelope file at or under {@code paths} with {@code kms}.
      *
      * @return whether every envelope file is now under its key's current version (or would be, with {@code dryRun})
      */
-    static boolean run(URI provider, String[] paths, boolean dryRun, PrintWriter out, PrintWriter err)
+    static boolean run(HadoopEnvelopes.Kms kmsNamed, String[] paths, boolean dryRun, PrintWriter out, PrintWriter err)
             throws IOException {
         Configuration conf = new Configuration();
-        KeyProvider made = KeyProviderFactory.get(provider, conf);
-        if (made == null) {
-            throw new IOException("Hadoop knows no key provider for the --key-provider's scheme '" + provider.getScheme()
-                    + "' (its own: kms, jceks, localjceks, user)");
-        }
-        KeyProviderCryptoExtension kms = KeyProviderCryptoExtension.createKeyProviderCryptoExtension(made);
+        EnvelopeKms kms = HadoopEnvelopes.open(kmsNamed);
         try {
             HadoopRewrap rewrap = new HadoopRewrap(kms, conf, dryRun, out, err);
             for (String path : paths) {
@@ -221,29 +213,23 @@ final class HadoopRewrap {
             Envelope known = rewrapped.get(id);
             return known == null ? null : known.withContent(old.compressed());
         }
-        EncryptedKeyVersion wrapped = EncryptedKeyVersion.createForDecryption(old.keyName(), old.versionName(), old.iv(),
-                old.wrappedKey());
-        EncryptedKeyVersion again;
-        try {
-            again = kms.reencryptEncryptedKey(wrapped);
-        } catch (GeneralSecurityException e) {
-            throw new IOException("the KMS could not re-encrypt the data key of key '" + old.keyName() + "': " + e, e);
+        if (old.kind() != kms.kind()) {
+            throw new IOException("its data key was wrapped by a KMS of kind " + Envelope.describeKind(old.kind())
+                    + ", and the KMS given is of kind " + Envelope.describeKind(kms.kind()) + ": left as it is");
         }
-        if (again.getEncryptionKeyVersionName().equals(old.versionName())) {
+        EnvelopeKms.WrappedKey again;
+        try {
+            again = kms.rewrap(EnvelopeWrapping.wrappedKey(old));
+        } catch (IOException | RuntimeException e) {
+            throw new IOException("the KMS " + kms.location() + " could not re-encrypt the data key of key '"
+                    + old.keyName() + "': " + e.getMessage(), e);
+        }
+        if (again.versionName().equals(old.versionName())) {
             rewrapped.put(id, null);
             return null;
         }
-        Envelope renewed = old.rewrapped(again.getEncryptionKeyVersionName(),
-                again.getEncryptedKeyIv() == null ? new byte[0] : again.getEncryptedKeyIv(),
-                again.getEncryptedKeyVersion().getMaterial());
-        byte[] dataKey;
-        try {
-            dataKey = kms.decryptEncryptedKey(EncryptedKeyVersion.createForDecryption(renewed.keyName(),
-                    renewed.versionName(), renewed.iv(), renewed.wrappedKey())).getMaterial();
-        } catch (GeneralSecurityException e) {
-            throw new IOException("the KMS could not unwrap the re-encrypted data key of key '" + old.keyName() + "': " + e,
-                    e);
-        }
+        Envelope renewed = old.rewrapped(again.versionName(), again.iv(), again.wrapped());
+        byte[] dataKey = HadoopEnvelopes.unwrap(kms, renewed);
         try {
             GcmStreams check = GcmStreams.builder().key(dataKey).context(renewed.context()).build();
             try {

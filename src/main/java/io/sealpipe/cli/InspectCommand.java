@@ -178,9 +178,17 @@ final class InspectCommand implements Callable<Integer> {
         long plain = GcmStreams.plaintextLength(stored - Envelope.LENGTH);
         report.put("format", "sealed-envelope");
         report.put("envelope_version", Envelope.VERSION);
-        report.put("kms_kind", "hadoop-key-provider");
+        report.put("kms_kind", switch (envelope.kind()) {
+            case Envelope.KIND_HADOOP -> "hadoop-key-provider";
+            case Envelope.KIND_AWS -> "aws-kms";
+            default -> "kind-" + envelope.kind();
+        });
         report.put("key_name", envelope.keyName());
         report.put("key_version", envelope.versionName());
+        if (envelope.kind() == Envelope.KIND_AWS) {
+            report.put("key_arn", envelope.versionName());
+            report.put("encryption_context", new java.util.TreeMap<>(Envelope.awsEncryptionContext(envelope.keyName())));
+        }
         report.put("compressed", envelope.compressed() ? "snappy" : "none");
         if (plain < 0) {
             report.put("note", "no envelope file is " + stored + " bytes long: it was cut short or is still being written");

@@ -151,6 +151,10 @@ final class KeySources {
      */
     private static List<KeyVersion> fromProvider(CipherOptions.ProviderKey key, Path passwordFile, CommandSpec spec)
             throws IOException {
+        if (key.kms(spec.commandLine()).aws()) {
+            throw bad(spec, "--kms aws keeps its keys: they never leave AWS KMS, so it wraps data keys only: give"
+                    + " --key-mode envelope");
+        }
         java.net.URI uri;
         try {
             uri = new java.net.URI(key.uri);

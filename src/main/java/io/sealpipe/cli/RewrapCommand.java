@@ -1,7 +1,5 @@
 package io.sealpipe.cli;
 
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -23,9 +21,22 @@ final class RewrapCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--key-provider", required = true, paramLabel = "URI",
+    @Option(names = "--key-provider", paramLabel = "URI",
             description = "The Hadoop key provider that wraps the data keys: kms://http@HOST:PORT/kms, or jceks://file/PATH.")
     String provider;
+
+    @Option(names = "--kms", paramLabel = "KMS", defaultValue = "hadoop", description = "The KMS that wraps the data"
+            + " keys: hadoop (default), the --key-provider; or aws, AWS KMS (ReEncrypt to the key that each file's key"
+            + " name, such as an alias, names now; needs kms:ReEncrypt* and kms:Decrypt on both keys).")
+    String kms;
+
+    @Option(names = "--kms-region", paramLabel = "REGION", description = "--kms aws: the KMS's region (default:"
+            + " fs.s3a.endpoint.region, else the AWS SDK's: AWS_REGION, the profile).")
+    String kmsRegion;
+
+    @Option(names = "--kms-endpoint", paramLabel = "URL", description = "--kms aws: the KMS's URL, for a VPC endpoint"
+            + " or an emulator (default: AWS's for the region).")
+    String kmsEndpoint;
 
     @Option(names = "--dry-run", description = "Say what would be rewrapped (the KMS re-encrypts each data key, to know),"
             + " and change no file.")
@@ -40,13 +51,7 @@ final class RewrapCommand implements Callable<Integer> {
             throw new java.io.IOException("rewrap needs Hadoop's client on the class path, which the CLI jar does not"
                     + " hold: SEALPIPE_CLASSPATH=\"$(hadoop classpath)\" ./sealpipe rewrap ...");
         }
-        URI uri;
-        try {
-            uri = new URI(provider);
-        } catch (URISyntaxException e) {
-            throw new UsageException(spec.commandLine(), "--key-provider is not a URI: " + e.getMessage());
-        }
-        boolean ok = HadoopRewrap.run(uri, paths, dryRun, spec.commandLine().getOut(), spec.commandLine().getErr());
+        boolean ok = HadoopRewrap.run(HadoopEnvelopes.Kms.of(kms, provider, kmsRegion, kmsEndpoint, spec.commandLine()), paths, dryRun, spec.commandLine().getOut(), spec.commandLine().getErr());
         return ok ? Main.OK : Main.FAILED;
     }
 }

@@ -4,11 +4,13 @@ import io.sealpipe.AesKey;
 import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.Envelope;
 import io.sealpipe.internal.KeyAccess;
+import io.sealpipe.internal.hadoop.EnvelopeWrapping;
 import io.sealpipe.internal.hadoop.KmsGeneration;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.lang.reflect.InvocationTargetException;
+import java.net.URI;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -89,7 +91,7 @@ final class EnvelopeKeys implements Closeable {
     private final Map<ByteBuffer, CompletableFuture<Void>> unwrapping = new HashMap<>(); // guarded by this
     private long calls; // guarded by this: KMS calls made (generate and decrypt), for tests and reports
     private int waiting; // guarded by this: callers waiting for another's KMS call, for tests
-    private boolean closed; // guarded by this
+    private volatile boolean closed; // written under this
 
     EnvelopeKeys(Opener opener, LongSupplier nanoTime, String location, String locationSetting, String keyName,
             int parallelism,
@@ -112,12 +114,14 @@ final class EnvelopeKeys implements Closeable {
      * sealpipe.fs.kms.class} (by default the provider at {@code sealpipe.fs.key.provider.path}),
      * with the bounds set in {@code conf}. Asks the KMS nothing yet (a KMS that denies {@code
      * GET_METADATA} must not stop the file system from starting). {@code opener}: null for the
-     * configured class.
+     * configured class, which is made with {@code conf} and {@code binding}, the URI of the file
+     * system that is sealed ({@link SealedFileSystem#KMS_BINDING}).
      */
-    static EnvelopeKeys load(Configuration conf, int parallelism, Opener opener, LongSupplier nanoTime)
+    static EnvelopeKeys load(Configuration conf, URI binding, int parallelism, Opener opener, LongSupplier nanoTime)
             throws IOException {
         Class<? extends EnvelopeKms> kmsClass = kmsClass(conf);
-        String path = kmsClass == HadoopEnvelopeKms.class ? SealedKeys.required(conf, SealedFileSystem.KEY_PROVIDER_PATH,
+        boolean hadoop = kmsClass == HadoopEnvelopeKms.class;
+        String path = hadoop ? SealedKeys.required(conf, SealedFileSystem.KEY_PROVIDER_PATH,
                 "the URI of the Hadoop KeyProvider that wraps the data keys, such as kms://http@kms:9600/kms")
                 : kmsClass.getName();
         String name = SealedKeys.required(conf, SealedFileSystem.KEY_NAME,
@@ -136,8 +140,15 @@ final class EnvelopeKeys implements Closeable {
         if (readKeys < 0) {
             throw new IllegalArgumentException(SealedFileSystem.DATA_KEY_READ_KEYS + " must be 0 or more, not " + readKeys);
         }
-        Opener made = opener != null ? opener : () -> newKms(kmsClass, conf);
-        String setting = kmsClass == HadoopEnvelopeKms.class ? SealedFileSystem.KEY_PROVIDER_PATH : SealedFileSystem.KMS_CLASS;
+        Opener made = opener;
+        if (made == null) {
+            Configuration kmsConf = new Configuration(conf);
+            if (binding != null) {
+                kmsConf.set(SealedFileSystem.KMS_BINDING, binding.toString());
+            }
+            made = () -> newKms(kmsClass, kmsConf);
+        }
+        String setting = hadoop ? SealedFileSystem.KEY_PROVIDER_PATH : SealedFileSystem.KMS_CLASS;
         return new EnvelopeKeys(made, nanoTime, path, setting, name, parallelism, refresh, writeNanos, writeFiles,
                 readNanos, readKeys);
     }
@@ -188,11 +199,11 @@ final class EnvelopeKeys implements Closeable {
             closeQuietly(kms);
             throw e;
         }
-        if (kind != Envelope.KIND_HADOOP) {
+        if (kind < 1 || kind > 255) {
             closeQuietly(kms);
             throw new IOException("the KMS client " + kmsClass.getName() + " (" + SealedFileSystem.KMS_CLASS
-                    + ") is of envelope kind " + kind + ", which this version of sealpipe does not know (it knows "
-                    + Envelope.KIND_HADOOP + ", Hadoop's key providers)");
+                    + ") names envelope kind " + kind + ", not one of 1 to 255 (" + Envelope.KIND_USER_FIRST
+                    + " to 255 for a KMS client of a user's own: docs/sealed-files.md, \"Other KMSs\")");
         }
         return kms;
     }
@@ -300,23 +311,18 @@ final class EnvelopeKeys implements Closeable {
                         + keyName + "' with nothing");
             }
             EnvelopeKms.WrappedKey wrapped = made.wrapped();
-            Envelope envelope;
-            try {
-                envelope = Envelope.of(false, keyName, wrapped.versionName(), wrapped.iv(), wrapped.wrapped());
-            } catch (IOException e) {
+            if (!wrapped.keyName().equals(keyName)) {
                 throw new IOException("the KMS " + kms.location() + " answered the generation of a data key under '"
-                        + keyName + "' with a wrapped key that an envelope cannot hold: " + e.getMessage(), e);
+                        + keyName + "' with one under '" + wrapped.keyName() + "'");
             }
+            Envelope envelope = EnvelopeWrapping.envelope(kms, false, wrapped);
             AesKey key;
             if (given == null) {
                 key = unwrap(kms, envelope, null);
+            } else if (given.length() != Envelope.DATA_KEY_BYTES) {
+                throw wrongSize(given.length() + " bytes", envelope, null, kms);
             } else {
-                byte[] material = KeyAccess.withBytes(given, byte[]::clone);
-                try {
-                    key = dataKey(material, envelope, null, kms);
-                } finally {
-                    Arrays.fill(material, (byte) 0);
-                }
+                key = KeyAccess.copy(given);
             }
             return new WriteKey(envelope, key, nanoTime.getAsLong());
         } finally {
@@ -491,8 +497,14 @@ final class EnvelopeKeys implements Closeable {
 
     /** Unwraps {@code envelope}'s data key with one KMS call; zeroes the array the KMS client handed out. */
     private AesKey unwrap(EnvelopeKms kms, Envelope envelope, Path path) throws IOException {
-        EnvelopeKms.WrappedKey wrapped = new EnvelopeKms.WrappedKey(envelope.keyName(), envelope.versionName(),
-                envelope.iv(), envelope.wrappedKey());
+        if (envelope.kind() != kms.kind()) {
+            throw new IOException((path == null ? "" : path + ": ") + "its data key was wrapped by a KMS of kind "
+                    + Envelope.describeKind(envelope.kind()) + ", and this file system's KMS client ("
+                    + kms.location() + ") is of kind " + Envelope.describeKind(kms.kind()) + ": refused before any KMS"
+                    + " call. Read it with " + SealedFileSystem.KMS_CLASS + " set to a client of its kind"
+                    + " (docs/sealed-files.md, \"Other KMSs\"). No byte of it was decrypted.");
+        }
+        EnvelopeKms.WrappedKey wrapped = EnvelopeWrapping.wrappedKey(envelope);
         byte[] material;
         try {
             count();
@@ -516,12 +528,16 @@ final class EnvelopeKeys implements Closeable {
     /** {@code material} as a data key (a copy) if it has the size of one. */
     private AesKey dataKey(byte[] material, Envelope envelope, Path path, EnvelopeKms kms) throws IOException {
         if (material == null || material.length != Envelope.DATA_KEY_BYTES) {
-            throw new IOException((path == null ? "" : path + ": ") + "the KMS " + kms.location() + " unwrapped the data"
-                    + " key of key '" + envelope.keyName() + "' (version " + envelope.versionName() + ") to "
-                    + (material == null ? "nothing" : material.length + " bytes") + ", not the " + Envelope.DATA_KEY_BYTES
-                    + " of a 256-bit data key: the key must be 256 bits (hadoop key create NAME -size 256)");
+            throw wrongSize(material == null ? "nothing" : material.length + " bytes", envelope, path, kms);
         }
         return AesKey.copyOf(material);
+    }
+
+    private static IOException wrongSize(String size, Envelope envelope, Path path, EnvelopeKms kms) {
+        return new IOException((path == null ? "" : path + ": ") + "the KMS " + kms.location() + " gave the data key of"
+                + " key '" + envelope.keyName() + "' (version " + envelope.versionName() + ") as " + size + ", not the "
+                + Envelope.DATA_KEY_BYTES + " of a 256-bit data key"
+                + (kms instanceof HadoopEnvelopeKms ? ": the key must be 256 bits (hadoop key create NAME -size 256)" : ""));
     }
 
     /** A KMS call's failure, naming what was asked, the key and the KMS; a refusal stays an {@link AccessControlException}. */
@@ -531,8 +547,9 @@ final class EnvelopeKeys implements Closeable {
         AccessControlException refusal = KmsGeneration.refusal(e);
         if (refusal != null) {
             AccessControlException denied = new AccessControlException("the KMS " + kms.location() + " refused to " + what
-                    + " the key " + key + ": " + refusal.getMessage() + "; a writer needs GENERATE_EEK and DECRYPT_EEK on"
-                    + " the key, a reader DECRYPT_EEK (docs/sealed-files.md, \"Keys in a KMS\")");
+                    + " the key " + key + ": " + refusal.getMessage() + (kms instanceof HadoopEnvelopeKms
+                            ? "; a writer needs GENERATE_EEK and DECRYPT_EEK on the key, a reader DECRYPT_EEK"
+                                    + " (docs/sealed-files.md, \"Keys in a KMS\")" : ""));
             denied.initCause(e);
             return denied;
         }
@@ -671,6 +688,11 @@ final class EnvelopeKeys implements Closeable {
 
     String location() {
         return location;
+    }
+
+    /** Whether {@link #close()} ran. */
+    boolean isClosed() {
+        return closed;
     }
 
     private void checkOpen() throws IOException {

@@ -71,28 +71,14 @@ public final class HadoopEnvelopeKms implements EnvelopeKms {
     /** A {@code GENERATE_EEK}: the wrapped form only (the file system unwraps it, a {@code DECRYPT_EEK}). */
     @Override
     public DataKey generate(String keyName) throws IOException {
-        EncryptedKeyVersion made;
-        try {
-            made = extension.generateEncryptedKey(keyName);
-        } catch (GeneralSecurityException | RuntimeException e) {
-            throw asIOException(e);
-        } catch (IOException e) {
-            throw refusalOr(e);
-        }
+        EncryptedKeyVersion made = call(() -> extension.generateEncryptedKey(keyName));
         return new DataKey(wrapped(keyName, made, "generation of a data key"), null);
     }
 
     /** A {@code DECRYPT_EEK}; zeroes the array the provider handed out once copied. */
     @Override
     public byte[] unwrap(WrappedKey wrapped) throws IOException {
-        KeyVersion unwrapped;
-        try {
-            unwrapped = extension.decryptEncryptedKey(forKms(wrapped));
-        } catch (GeneralSecurityException | RuntimeException e) {
-            throw asIOException(e);
-        } catch (IOException e) {
-            throw refusalOr(e);
-        }
+        KeyVersion unwrapped = call(() -> extension.decryptEncryptedKey(forKms(wrapped)));
         byte[] material = unwrapped == null ? null : unwrapped.getMaterial();
         if (material == null) {
             return new byte[0];
@@ -105,14 +91,7 @@ public final class HadoopEnvelopeKms implements EnvelopeKms {
     /** A {@code REENCRYPT_EEK}: wrapped again under the key's current version. */
     @Override
     public WrappedKey rewrap(WrappedKey wrapped) throws IOException {
-        EncryptedKeyVersion again;
-        try {
-            again = extension.reencryptEncryptedKey(forKms(wrapped));
-        } catch (GeneralSecurityException | RuntimeException e) {
-            throw asIOException(e);
-        } catch (IOException e) {
-            throw refusalOr(e);
-        }
+        EncryptedKeyVersion again = call(() -> extension.reencryptEncryptedKey(forKms(wrapped)));
         return wrapped(wrapped.keyName(), again, "rewrap of a data key");
     }
 
@@ -133,6 +112,22 @@ public final class HadoopEnvelopeKms implements EnvelopeKms {
                 wrapped.wrapped());
     }
 
+    /** One call of the extension's. */
+    private interface Call<T> {
+        T run() throws IOException, GeneralSecurityException;
+    }
+
+    /** {@code call}, its failures as IOExceptions, a refusal as an {@link AccessControlException}. */
+    private static <T> T call(Call<T> call) throws IOException {
+        try {
+            return call.run();
+        } catch (GeneralSecurityException | RuntimeException e) {
+            throw refusalOr(new IOException(e));
+        } catch (IOException e) {
+            throw refusalOr(e);
+        }
+    }
+
     /** A refusal found in {@code e}'s causes (a 403 from a KMS) as an {@link AccessControlException}; else {@code e}. */
     private static IOException refusalOr(IOException e) {
         AccessControlException refusal = KmsGeneration.refusal(e);
@@ -142,10 +137,6 @@ public final class HadoopEnvelopeKms implements EnvelopeKms {
         AccessControlException denied = new AccessControlException(refusal.getMessage());
         denied.initCause(e);
         return denied;
-    }
-
-    private static IOException asIOException(Exception e) {
-        return refusalOr(new IOException(e));
     }
 
     @Override

@@ -145,6 +145,11 @@ public class SealedFileSystem extends FileSystem {
      * {@link HadoopEnvelopeKms}, the Hadoop KeyProvider at {@link #KEY_PROVIDER_PATH}.
      */
     public static final String KMS_CLASS = "sealpipe.fs.kms.class";
+    /**
+     * Set by the sealed file system, not by users: the URI of the file system it wraps, in the
+     * configuration that its {@link EnvelopeKms} is made with (for per-bucket settings).
+     */
+    public static final String KMS_BINDING = "sealpipe.fs.kms.binding";
     /** Seconds one data key seals new files in envelope mode (default {@value #DEFAULT_DATA_KEY_WRITE_SECONDS}; 0: one per file). */
     public static final String DATA_KEY_WRITE_SECONDS = "sealpipe.fs.data.key.write.seconds";
     /** The default of {@value #DATA_KEY_WRITE_SECONDS}: five minutes. */
@@ -322,8 +327,12 @@ public class SealedFileSystem extends FileSystem {
         }
         readMode = new SealedInputStream.KeyMode(envelopeMode, Boolean.parseBoolean(readOther));
         prefix = envelopeMode ? Envelope.LENGTH : 0;
-        keys = SealedKeys.load(conf, parallelism, !envelopeMode);
-        envelopes = EnvelopeKeys.load(conf, parallelism, null, System::nanoTime);
+        // Envelope mode under a KMS that is no Hadoop key provider (AWS KMS) has no key provider:
+        // then no direct-key file can be read, and none is written.
+        boolean provider = !envelopeMode || !conf.getTrimmed(KEY_PROVIDER_PATH, "").isEmpty()
+                || EnvelopeKeys.kmsClass(conf) == HadoopEnvelopeKms.class;
+        keys = provider ? SealedKeys.load(conf, parallelism, !envelopeMode) : null;
+        envelopes = EnvelopeKeys.load(conf, inner.getUri(), parallelism, null, System::nanoTime);
         workingDirectory = toSealed(inner.getWorkingDirectory());
     }
 
@@ -635,7 +644,7 @@ public class SealedFileSystem extends FileSystem {
             statistics.incrementWriteOps(1);
             try {
                 return new FSDataOutputStream(new SealedOutputStream(makeQualified(f), out, envelope, key, compress,
-                        downgradeSyncable, keys), statistics);
+                        downgradeSyncable, keys != null ? keys::isClosed : envelopes::isClosed), statistics);
             } catch (Throwable e) { // an Error too (snappy-java's native library failing to load)
                 IOException cleanup = SealedOutputStream.abandon(out); // an object store stores nothing
                 if (cleanup != null) {
@@ -1170,6 +1179,6 @@ public class SealedFileSystem extends FileSystem {
     @Override
     public String toString() {
         return "SealedFileSystem(" + uri + " over " + (inner == null ? innerScheme : inner.getUri()) + ", key "
-                + (keys == null ? "?" : keys.keyName()) + ")";
+                + (keys != null ? keys.keyName() : envelopes != null ? envelopes.keyName() : "?") + ")";
     }
 }

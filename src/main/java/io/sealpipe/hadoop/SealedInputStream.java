@@ -131,6 +131,12 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
                             + " header was changed, or the envelope belongs to another file. No byte of it was decrypted.");
                 }
             } else {
+                if (keys == null) {
+                    throw new SealedKeys.NoVersionMatches(path + ": it is a direct-key file (it has no envelope), and this"
+                            + " file system's key is in " + envelopes.location() + ", which wraps data keys only: read it"
+                            + " with " + SealedFileSystem.KEY_PROVIDER_PATH + " set to the key provider that holds its key."
+                            + " No byte of it was decrypted.");
+                }
                 SealedKeys.Match match = keys.forReading(Arrays.copyOf(first, GcmStreams.HEADER_LENGTH), path);
                 streams = match.streams();
                 compressed = match.compressed();

@@ -42,7 +42,7 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
     private final SnappyIndexedOutputStream snappy; // null: not compressed
     private final OutputStream content; // snappy, or gcm itself
     private final boolean downgradeSyncable;
-    private final SealedKeys keys; // closed with the file system, which ends this file unsealed
+    private final java.util.function.BooleanSupplier keysClosed; // closed with the file system, which ends this file unsealed
     private final AtomicBoolean wrappedDone = new AtomicBoolean(); // closed (after sealing) or abandoned, once
     private volatile boolean aborted;
 
@@ -51,14 +51,14 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
      * @param streams the key version's streams: of the compressed context if {@code compress};
      *     this stream takes what it needs from them now
      * @param compress whether the content is compressed ({@link SnappyIndexedOutputStream})
-     * @param keys the file system's keys: once they are closed, this file is abandoned unsealed
-     *     at its next call
+     * @param keysClosed whether the file system's keys are closed: once they are, this file is
+     *     abandoned unsealed at its next call
      */
     SealedOutputStream(Path path, FSDataOutputStream out, byte[] envelope, GcmStreams streams, boolean compress,
-            boolean downgradeSyncable, SealedKeys keys) throws IOException {
+            boolean downgradeSyncable, java.util.function.BooleanSupplier keysClosed) throws IOException {
         this.path = path;
         this.out = out;
-        this.keys = keys;
+        this.keysClosed = keysClosed;
         if (envelope != null) {
             out.write(envelope); // alone, no file any reader accepts (the message must follow); a failure: the caller abandons out
         }
@@ -92,7 +92,7 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
      * and nothing is sealed after that.
      */
     private void checkFileSystemOpen() throws IOException {
-        if (keys.isClosed()) {
+        if (keysClosed.getAsBoolean()) {
             abort();
             throw new IOException(path + ": the sealed file system was closed while this file was being written (its keys"
                     + " are destroyed with it), so the file is left unsealed and no reader accepts it: write it again"

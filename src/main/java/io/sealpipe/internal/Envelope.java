@@ -22,7 +22,9 @@ import java.util.Arrays;
  * offset  bytes  field
  * 0       8      magic 89 53 50 45 4E 56 0D 0A ("\x89SPENV\r\n")
  * 8       1      format version: 1
- * 9       1      KMS kind: 1, a Hadoop KeyProvider's encrypted key (KeyProviderCryptoExtension)
+ * 9       1      KMS kind, 1 to 255: 1 a Hadoop KeyProvider's encrypted key
+ *                (KeyProviderCryptoExtension), 2 an AWS KMS ciphertext blob; 3 to 127 kept for
+ *                sealpipe, 128 to 255 for a user's own KMS client
  * 10      1      content: 0 the file's bytes, 1 Snappy-compressed with a frame index
  * 11      1      data key length in bytes: 32 (Cobblestone-256)
  * 12      2+n    key name, UTF-8, n = 1..255 (big-endian length first)
@@ -36,8 +38,9 @@ import java.util.Arrays;
  *
  * A fixed length, so that a file's plaintext length follows from its stored length alone:
  * {@code GcmStreams.plaintextLength(stored - 512)}. Parsing is strict: any other magic, version,
- * kind, content or key length, a field out of its bounds, or a non-zero byte in the padding is
- * refused. Immutable; its arrays are copies.
+ * kind 0, content or key length, a field out of its bounds, or a non-zero byte in the padding is
+ * refused; a kind that this sealpipe has no client for is read (to show it), and refused when the
+ * file system unwraps. Immutable; its arrays are copies.
  */
 public final class Envelope {
     /** The bytes of every envelope of version 1. */
@@ -47,6 +50,10 @@ public final class Envelope {
     public static final int VERSION = 1;
     /** A data key wrapped by a Hadoop {@code KeyProviderCryptoExtension} (a KMS, or a keystore). */
     public static final int KIND_HADOOP = 1;
+    /** A data key wrapped by AWS KMS ({@code GenerateDataKey}): the ciphertext blob, no IV. */
+    public static final int KIND_AWS = 2;
+    /** The first kind that is a user's own (docs/FORMAT.md, "Envelope files"). */
+    public static final int KIND_USER_FIRST = 128;
     public static final int CONTENT_PLAIN = 0;
     public static final int CONTENT_SNAPPY = 1;
     /** The data key length: Cobblestone-256. */
@@ -81,8 +88,9 @@ public final class Envelope {
      *
      * @throws IOException if a field is out of its bounds (a KMS answer this format cannot hold)
      */
-    public static Envelope of(boolean compressed, String keyName, String versionName, byte[] iv, byte[] wrappedKey)
-            throws IOException {
+    public static Envelope of(int kind, boolean compressed, String keyName, String versionName, byte[] iv,
+            byte[] wrappedKey) throws IOException {
+        check(kind >= 1 && kind <= 255, "the KMS kind is 1 to 255, not " + kind);
         byte[] name = utf8(keyName);
         byte[] version = utf8(versionName);
         check(name.length >= 1 && name.length <= MAX_NAME, "the key name is 1 to 255 bytes of UTF-8, not " + name.length);
@@ -95,12 +103,12 @@ public final class Envelope {
         check(total <= LENGTH, "the envelope's fields take " + total + " bytes, more than its " + LENGTH
                 + " (a shorter key name, or a KMS whose wrapped keys are shorter)");
         ByteBuffer out = ByteBuffer.allocate(LENGTH);
-        out.put(MAGIC).put((byte) VERSION).put((byte) KIND_HADOOP)
+        out.put(MAGIC).put((byte) VERSION).put((byte) kind)
                 .put((byte) (compressed ? CONTENT_SNAPPY : CONTENT_PLAIN)).put((byte) DATA_KEY_BYTES);
         for (byte[] field : new byte[][] {name, version, iv, wrappedKey}) {
             out.putShort((short) field.length).put(field);
         }
-        return new Envelope(KIND_HADOOP, compressed, keyName, versionName, iv.clone(), wrappedKey.clone(), out.array());
+        return new Envelope(kind, compressed, keyName, versionName, iv.clone(), wrappedKey.clone(), out.array());
     }
 
     /** Whether {@code stored} (a file's first bytes) begins with the envelope's magic. */
@@ -122,8 +130,7 @@ public final class Envelope {
         check(version == VERSION, "its envelope is of format version " + version + ", which this sealpipe does not know"
                 + " (it reads version " + VERSION + "): read it with a newer sealpipe");
         int kind = in.get() & 0xff;
-        check(kind == KIND_HADOOP, "its envelope names KMS kind " + kind + ", which this sealpipe does not know (it knows "
-                + KIND_HADOOP + ", a Hadoop KeyProvider)");
+        check(kind != 0, "its envelope names KMS kind 0, which no sealpipe writes");
         int content = in.get() & 0xff;
         check(content == CONTENT_PLAIN || content == CONTENT_SNAPPY, "its envelope names content " + content
                 + ", which this sealpipe does not know (0 plain, 1 snappy)");
@@ -175,6 +182,23 @@ public final class Envelope {
         return kind;
     }
 
+    /**
+     * The AWS KMS encryption context of every data key of kind {@value #KIND_AWS} under {@code
+     * keyName} (the key as configured): {@code {"sealpipe": "sealed-file", "sealpipe:key": keyName}}.
+     */
+    public static java.util.Map<String, String> awsEncryptionContext(String keyName) {
+        return java.util.Map.of("sealpipe", "sealed-file", "sealpipe:key", keyName);
+    }
+
+    /** What KMS kind {@code kind} is, for messages: "1, a Hadoop KeyProvider". */
+    public static String describeKind(int kind) {
+        return kind + switch (kind) {
+            case KIND_HADOOP -> ", a Hadoop KeyProvider";
+            case KIND_AWS -> ", AWS KMS";
+            default -> kind >= KIND_USER_FIRST ? ", a user's own KMS client" : ", unknown to this sealpipe";
+        };
+    }
+
     public boolean compressed() {
         return compressed;
     }
@@ -210,12 +234,12 @@ public final class Envelope {
 
     /** The same data key wrapped anew (a rewrap): the same kind, content and key name. */
     public Envelope rewrapped(String newVersionName, byte[] newIv, byte[] newWrappedKey) throws IOException {
-        return of(compressed, keyName, newVersionName, newIv, newWrappedKey);
+        return of(kind, compressed, keyName, newVersionName, newIv, newWrappedKey);
     }
 
     /** The same wrapped data key with the other content: for a writer whose files differ only in that. */
     public Envelope withContent(boolean compressed) throws IOException {
-        return compressed == this.compressed ? this : of(compressed, keyName, versionName, iv, wrappedKey);
+        return compressed == this.compressed ? this : of(kind, compressed, keyName, versionName, iv, wrappedKey);
     }
 
     /**

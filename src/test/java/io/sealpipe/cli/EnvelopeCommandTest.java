@@ -93,4 +93,45 @@ class EnvelopeCommandTest {
         assertTrue(unknown.err().contains("format version 7"), unknown.err());
         assertFalse(Files.exists(dir.resolve("z-out")), "no OUT");
     }
+
+    /**
+     * The KMS is chosen by --kms: contradictory options are usage errors (exit 2) before any KMS
+     * call, and a file whose data key another kind of KMS wrapped says which to give, OUT untouched.
+     */
+    @Test
+    void theKmsOptionsAreCheckedAndAFileOfAnotherKmsKindSaysWhichToGive() throws Exception {
+        Path in = Files.writeString(dir.resolve("text"), "some text\n");
+        String[][] wrong = {
+            {"--kms", "vault", "--key-provider", keystore.toString()},
+            {"--kms", "aws", "--key-provider", keystore.toString()},
+            {"--kms-region", "eu-west-2", "--key-provider", keystore.toString()},
+            {"--kms", "hadoop"},
+        };
+        for (String[] options : wrong) {
+            java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("encrypt", "--key-name", "data",
+                    "--key-mode", "envelope"));
+            args.addAll(java.util.List.of(options));
+            args.addAll(java.util.List.of(in.toString(), dir.resolve("never").toString()));
+            Result refused = CliRun.run(args.toArray(String[]::new));
+            assertEquals(2, refused.code(), String.join(" ", options) + ": " + refused.err());
+            assertTrue(refused.err().contains("--kms") || refused.err().contains("--key-provider"), refused.err());
+            assertFalse(Files.exists(dir.resolve("never")));
+        }
+        Result direct = CliRun.run("encrypt", "--kms", "aws", "--key-name", "alias/data", in.toString(),
+                dir.resolve("never").toString());
+        assertEquals(2, direct.code(), direct.err());
+        assertTrue(direct.err().contains("--key-mode envelope"), direct.err());
+
+        Result encrypt = CliRun.run("encrypt", "--key-provider", keystore.toString(), "--key-name", "data", "--key-mode",
+                "envelope", in.toString(), dir.resolve("e").toString());
+        assertEquals(0, encrypt.code(), encrypt.err());
+        byte[] stored = Files.readAllBytes(dir.resolve("e"));
+        stored[9] = Envelope.KIND_AWS; // as if AWS KMS had wrapped its data key
+        Files.write(dir.resolve("e"), stored);
+        Result other = CliRun.run("decrypt", "--key-provider", keystore.toString(), "--key-name", "data",
+                dir.resolve("e").toString(), dir.resolve("e-out").toString());
+        assertEquals(1, other.code(), other.out());
+        assertTrue(other.err().contains("kind 2, AWS KMS") && other.err().contains("give --kms aws"), other.err());
+        assertFalse(Files.exists(dir.resolve("e-out")), "no OUT");
+    }
 }

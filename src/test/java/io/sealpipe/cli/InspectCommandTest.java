@@ -178,7 +178,7 @@ class InspectCommandTest {
     /** An envelope file of the sealed file system: what its envelope says, with no key and no KMS. */
     @Test
     void anEnvelopeFileShowsItsKeyAndVersionWithNoKey() throws Exception {
-        Envelope envelope = Envelope.of(false, "data", "data@3", new byte[16], new byte[32]);
+        Envelope envelope = Envelope.of(Envelope.KIND_HADOOP, false, "data", "data@3", new byte[16], new byte[32]);
         byte[] dataKey = Keys.generate(256).getEncoded();
         var bytes = new java.io.ByteArrayOutputStream();
         bytes.write(envelope.bytes());

@@ -118,6 +118,18 @@ class EnvelopeKmsTest {
         }
     }
 
+    /** Names kind 0, which no envelope may carry. */
+    public static final class NoKindKms extends OverHadoop {
+        public NoKindKms(Configuration conf) throws IOException {
+            super(conf);
+        }
+
+        @Override
+        public int kind() {
+            return 0;
+        }
+    }
+
     /** No constructor that takes a Configuration. */
     public static final class NoConfigurationKms {
         public NoConfigurationKms() {}
@@ -179,13 +191,35 @@ class EnvelopeKmsTest {
     }
 
     @Test
-    void aClientOfAnotherEnvelopeKindIsRefusedBeforeAnyFileIsMade() throws Exception {
-        conf.set(SealedFileSystem.KMS_CLASS, OtherKindKms.class.getName());
+    void aClientOfNoEnvelopeKindIsRefusedBeforeAnyFileIsMade() throws Exception {
+        conf.set(SealedFileSystem.KMS_CLASS, NoKindKms.class.getName());
         try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), conf)) {
-            Path path = fixture.sealedPath("other-kind");
+            Path path = fixture.sealedPath("no-kind");
             IOException e = assertThrows(IOException.class, () -> fs.create(path).close());
-            assertTrue(messages(e).contains("envelope kind 200"), messages(e));
+            assertTrue(messages(e).contains("envelope kind 0, not one of 1 to 255"), messages(e));
             assertFalse(fs.exists(path), "a failed create made a file");
+        }
+    }
+
+    /** A user's own kind (200) seals and reads; Hadoop's client refuses its files before any KMS call. */
+    @Test
+    void aClientOfAUsersOwnKindSealsItsKindAndOnlyItsKindReadsThem() throws Exception {
+        conf.set(SealedFileSystem.KMS_CLASS, OtherKindKms.class.getName());
+        Path path = fixture.sealedPath("other-kind");
+        try (FileSystem fs = FileSystem.get(URI.create("sfile:///"), conf)) {
+            try (OutputStream out = fs.create(path)) {
+                out.write(data());
+            }
+            try (InputStream in = fs.open(path)) {
+                assertArrayEquals(data(), in.readAllBytes());
+            }
+        }
+        Configuration hadoop = new Configuration(conf);
+        hadoop.unset(SealedFileSystem.KMS_CLASS);
+        try (SealedFileSystem fs = (SealedFileSystem) FileSystem.newInstance(URI.create("sfile:///"), hadoop)) {
+            IOException e = assertThrows(IOException.class, () -> fs.open(path).readAllBytes());
+            assertTrue(messages(e).contains("kind 200, a user's own KMS client"), messages(e));
+            assertEquals(0, fs.envelopeKeys().calls(), "refused before any KMS call");
         }
     }
 

@@ -377,14 +377,16 @@ class SealedEnvelopeTest {
 
     @Test
     void theEnvelopeParserRefusesWhatItDoesNotKnow() throws Exception {
-        byte[] good = Envelope.of(false, "k", "k@0", new byte[16], new byte[32]).bytes();
+        byte[] good = Envelope.of(Envelope.KIND_HADOOP, false, "k", "k@0", new byte[16], new byte[32]).bytes();
         assertEquals("k@0", Envelope.parse(good).versionName());
         byte[] version = good.clone();
         version[8] = 2;
         assertTrue(assertThrows(IOException.class, () -> Envelope.parse(version)).getMessage().contains("format version 2"));
         byte[] kind = good.clone();
-        kind[9] = 7;
-        assertTrue(assertThrows(IOException.class, () -> Envelope.parse(kind)).getMessage().contains("KMS kind 7"));
+        kind[9] = 0;
+        assertTrue(assertThrows(IOException.class, () -> Envelope.parse(kind)).getMessage().contains("KMS kind 0"));
+        kind[9] = 7; // a kind this sealpipe has no client for: read (inspect shows it), refused when unwrapped
+        assertEquals(7, Envelope.parse(kind).kind());
         byte[] padding = good.clone();
         padding[511] = 1;
         assertTrue(assertThrows(IOException.class, () -> Envelope.parse(padding)).getMessage().contains("padding"));
@@ -392,7 +394,7 @@ class SealedEnvelopeTest {
         overlong[12] = 0x7f; // a key name running past the end
         assertThrows(IOException.class, () -> Envelope.parse(overlong));
         assertThrows(IOException.class, () -> Envelope.parse(Arrays.copyOf(good, 511)));
-        assertThrows(IOException.class, () -> Envelope.of(false, "k".repeat(255), "v".repeat(255), new byte[16], new byte[32]),
+        assertThrows(IOException.class, () -> Envelope.of(Envelope.KIND_HADOOP, false, "k".repeat(255), "v".repeat(255), new byte[16], new byte[32]),
                 "fields that do not fit in 512 bytes");
     }
 
@@ -419,7 +421,7 @@ class SealedEnvelopeTest {
             assertTrue(e.getMessage().contains("'" + SealedFixture.KEY + "'") && e.getMessage().contains(fixture.keystore.toString()),
                     e.getMessage());
             assertTrue(e.getMessage().contains("GENERATE_EEK"), e.getMessage());
-            Envelope envelope = Envelope.of(false, SealedFixture.KEY, SealedFixture.KEY + "@0", new byte[16], new byte[32]);
+            Envelope envelope = Envelope.of(Envelope.KIND_HADOOP, false, SealedFixture.KEY, SealedFixture.KEY + "@0", new byte[16], new byte[32]);
             AccessControlException read = assertThrows(AccessControlException.class,
                     () -> keys.forReading(envelope, new Path("sfile:///r")));
             assertTrue(read.getMessage().contains("sfile:/r"), read.getMessage());
@@ -661,6 +663,20 @@ class SealedEnvelopeTest {
         assertEquals(0, reader.envelopeKeys().calls(), "no KMS call");
     }
 
+    /** A file whose data key another kind of KMS wrapped is refused before any KMS call, naming both kinds. */
+    @Test
+    void aFileOfAnotherKmsKindIsRefusedBeforeAnyKmsCall() throws Exception {
+        write(fs(new Configuration(conf)), fixture.sealedPath("aws"), data(10, 1));
+        byte[] stored = stored("aws");
+        stored[9] = Envelope.KIND_AWS;
+        store("aws", stored);
+        SealedFileSystem reader = fs(new Configuration(conf));
+        IOException e = assertThrows(IOException.class, () -> readAll(reader, fixture.sealedPath("aws")));
+        assertTrue(e.getMessage().contains("kind 2, AWS KMS") && e.getMessage().contains("kind 1, a Hadoop KeyProvider")
+                && e.getMessage().contains(SealedFileSystem.KMS_CLASS), e.getMessage());
+        assertEquals(0, reader.envelopeKeys().calls(), "no KMS call");
+    }
+
     /**
      * Writers that need a new data key while one is being generated wait for that one call and
      * share its outcome: in a KMS outage they fail together after one timeout, not one after
@@ -726,7 +742,7 @@ class SealedEnvelopeTest {
     /** The envelope keys of {@code c} on a {@link HadoopEnvelopeKms} over the extensions {@code extension} makes. */
     private static EnvelopeKeys load(Configuration c, Extension extension, java.util.function.LongSupplier clock)
             throws IOException {
-        return EnvelopeKeys.load(c, 1, () -> new HadoopEnvelopeKms(extension.open(),
+        return EnvelopeKeys.load(c, null, 1, () -> new HadoopEnvelopeKms(extension.open(),
                 c.get(SealedFileSystem.KEY_PROVIDER_PATH)), clock);
     }
 }
