@@ -108,9 +108,14 @@ final class CipherOptions {
                 + " or an emulator (default: AWS's for the region).")
         String kmsEndpoint;
 
+        @Option(names = "--kms-previous-key", paramLabel = "ARN", description = "--kms aws, decrypt: a KMS key (ARN or id)"
+                + " that --key-name named before (an alias moved to a new key): files whose data keys it wrapped open"
+                + " too. Repeatable.")
+        java.util.List<String> kmsPreviousKeys;
+
         /** The KMS these options name, checked. */
         HadoopEnvelopes.Kms kms(picocli.CommandLine commandLine) {
-            return HadoopEnvelopes.Kms.of(kms, uri, kmsRegion, kmsEndpoint, commandLine);
+            return HadoopEnvelopes.Kms.of(kms, uri, kmsRegion, kmsEndpoint, kmsPreviousKeys, commandLine);
         }
     }
 

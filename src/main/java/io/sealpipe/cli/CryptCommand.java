@@ -5,7 +5,6 @@ import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.gcm.GcmStreams;
-import io.sealpipe.hadoop.EnvelopeKms;
 import io.sealpipe.snappy.SnappyStreams;
 import java.io.IOException;
 import java.io.InputStream;
@@ -77,11 +76,8 @@ abstract class CryptCommand implements Callable<Integer> {
         byte[] envelopeBytes = null; // encrypt --key-mode envelope: written before the message
         try {
             if (envelope && encrypting()) {
-                HadoopEnvelopes.DataKey dataKey;
-                try (EnvelopeKms kms = HadoopEnvelopes.open(kms())) {
-                    dataKey = HadoopEnvelopes.generate(kms, options.key.provider.name,
-                            options.compress == CipherOptions.Compression.snappy);
-                }
+                HadoopEnvelopes.DataKey dataKey = HadoopEnvelopes.generate(kms(), options.key.provider.name,
+                        options.compress == CipherOptions.Compression.snappy);
                 try {
                     envelopeBytes = dataKey.envelope().bytes();
                     codec = codec(dataKey.key(), dataKey.envelope().context(), engine, threads);
@@ -207,8 +203,8 @@ abstract class CryptCommand implements Callable<Integer> {
                     + "', not the --key-name; nothing was decrypted");
         }
         byte[] key;
-        try (EnvelopeKms kms = HadoopEnvelopes.open(kms())) {
-            key = HadoopEnvelopes.unwrap(kms, envelope);
+        try {
+            key = HadoopEnvelopes.unwrap(kms(), envelope);
         } catch (IOException e) {
             throw new IOException("cannot decrypt " + input + ": " + e.getMessage() + "; nothing was decrypted", e);
         }

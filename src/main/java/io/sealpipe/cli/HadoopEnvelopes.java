@@ -11,6 +11,7 @@ import io.sealpipe.internal.hadoop.EnvelopeWrapping;
 import io.sealpipe.internal.hadoop.KmsGeneration;
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 
 /**
@@ -26,19 +27,20 @@ final class HadoopEnvelopes {
     record DataKey(Envelope envelope, byte[] key) {}
 
     /** Which KMS: {@code --kms}, with its settings. */
-    record Kms(String kind, String providerUri, String region, String endpoint) {
-        /** The KMS that {@code --kms}, {@code --key-provider}, {@code --kms-region} and {@code --kms-endpoint} name, checked. */
-        static Kms of(String kind, String providerUri, String region, String endpoint, picocli.CommandLine commandLine) {
+    record Kms(String kind, String providerUri, String region, String endpoint, java.util.List<String> previousKeys) {
+        /** The KMS that {@code --kms}, {@code --key-provider} and the {@code --kms-*} options name, checked. */
+        static Kms of(String kind, String providerUri, String region, String endpoint, java.util.List<String> previousKeys,
+                picocli.CommandLine commandLine) {
+            previousKeys = previousKeys == null ? List.of() : previousKeys;
             if (!kind.equals("hadoop") && !kind.equals("aws")) {
-                throw new UsageException(commandLine, "--kms must be hadoop (the --key-provider) or aws (AWS KMS), not "
-                        + kind);
+                throw new UsageException(commandLine, "--kms must be hadoop (the --key-provider) or aws (AWS KMS)");
             }
             if (kind.equals("hadoop") && providerUri == null) {
                 throw new UsageException(commandLine, "give --key-provider, the Hadoop key provider that holds the key"
                         + " (or --kms aws, for AWS KMS)");
             }
-            if (kind.equals("hadoop") && (region != null || endpoint != null)) {
-                throw new UsageException(commandLine, "--kms-region and --kms-endpoint are for --kms aws");
+            if (kind.equals("hadoop") && (region != null || endpoint != null || !previousKeys.isEmpty())) {
+                throw new UsageException(commandLine, "--kms-region, --kms-endpoint and --kms-previous-key are for --kms aws");
             }
             if (kind.equals("aws") && providerUri != null) {
                 throw new UsageException(commandLine, "--key-provider is for --kms hadoop: AWS KMS is named by --kms aws,"
@@ -48,10 +50,11 @@ final class HadoopEnvelopes {
                 try {
                     new java.net.URI(providerUri);
                 } catch (java.net.URISyntaxException e) {
-                    throw new UsageException(commandLine, "--key-provider is not a URI: " + e.getMessage());
+                    throw new UsageException(commandLine, "--key-provider is not a URI (" + e.getReason() + ", at index "
+                            + e.getIndex() + ")");
                 }
             }
-            return new Kms(kind, providerUri, region, endpoint);
+            return new Kms(kind, providerUri, region, endpoint, List.copyOf(previousKeys));
         }
 
         boolean aws() {
@@ -77,6 +80,7 @@ final class HadoopEnvelopes {
         if (kms.endpoint() != null) {
             conf.set(AwsEnvelopeKms.ENDPOINT, kms.endpoint());
         }
+        conf.setStrings(AwsEnvelopeKms.PREVIOUS_KEYS, kms.previousKeys().toArray(String[]::new));
         try {
             return new AwsEnvelopeKms(conf);
         } catch (NoClassDefFoundError e) {
@@ -89,6 +93,43 @@ final class HadoopEnvelopes {
         }
     }
 
+    /** A new data key of key {@code name} from a client of {@code named}, closed after; the caller wipes the key. */
+    static DataKey generate(Kms named, String name, boolean compressed) throws IOException {
+        return once(named, kms -> generate(kms, name, compressed), made -> Arrays.fill(made.key(), (byte) 0));
+    }
+
+    /** The data key of {@code envelope} from a client of {@code named}, closed after; the caller wipes it. */
+    static byte[] unwrap(Kms named, Envelope envelope) throws IOException {
+        return once(named, kms -> unwrap(kms, envelope), key -> Arrays.fill(key, (byte) 0));
+    }
+
+    private interface Call<T> {
+        T on(EnvelopeKms kms) throws IOException;
+    }
+
+    /** {@code call} on a new client of {@code named}, then closed: if closing fails, the answer is wiped. */
+    private static <T> T once(Kms named, Call<T> call, java.util.function.Consumer<T> wipe) throws IOException {
+        EnvelopeKms kms = open(named);
+        T answer;
+        try {
+            answer = call.on(kms);
+        } catch (IOException | RuntimeException | Error e) {
+            try {
+                kms.close();
+            } catch (IOException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        try {
+            kms.close();
+        } catch (IOException | RuntimeException e) {
+            wipe.accept(answer);
+            throw new IOException("cannot close the KMS client of " + kms.location() + ": " + e.getMessage(), e);
+        }
+        return answer;
+    }
+
     /** A new data key of key {@code name} from {@code kms} (AWS: GenerateDataKey; Hadoop: GENERATE_EEK, then DECRYPT_EEK). */
     static DataKey generate(EnvelopeKms kms, String name, boolean compressed) throws IOException {
         EnvelopeKms.DataKey made;
@@ -97,16 +138,11 @@ final class HadoopEnvelopes {
         } catch (IOException | RuntimeException e) {
             throw failed("generate a data key under", "'" + name + "'", kms, e);
         }
-        AesKey given = made.key();
+        AesKey given = made == null ? null : made.key();
         try {
-            Envelope envelope = EnvelopeWrapping.envelope(kms, compressed, made.wrapped());
-            if (given == null) {
-                return new DataKey(envelope, unwrap(kms, envelope));
-            }
-            if (given.length() != Envelope.DATA_KEY_BYTES) {
-                throw new IOException("the KMS " + kms.location() + " gave a data key of " + given.length() + " bytes, not 32");
-            }
-            return new DataKey(envelope, KeyAccess.withBytes(given, byte[]::clone));
+            Envelope envelope = EnvelopeWrapping.envelope(kms, name, compressed, made);
+            return new DataKey(envelope, given == null ? unwrap(kms, envelope)
+                    : KeyAccess.withBytes(given, byte[]::clone));
         } finally {
             if (given != null) {
                 given.destroy();
@@ -116,27 +152,19 @@ final class HadoopEnvelopes {
 
     /** The data key of {@code envelope}, unwrapped by {@code kms}; the caller wipes it. */
     static byte[] unwrap(EnvelopeKms kms, Envelope envelope) throws IOException {
-        String key = "'" + envelope.keyName() + "' (version " + envelope.versionName() + ")";
-        if (envelope.kind() != kms.kind()) {
-            throw new IOException("its data key was wrapped by a KMS of kind " + Envelope.describeKind(envelope.kind())
-                    + ", not by the " + (kms.kind() == Envelope.KIND_AWS ? "--kms aws" : "--key-provider") + " (kind "
-                    + Envelope.describeKind(kms.kind()) + "): " + (envelope.kind() == Envelope.KIND_AWS
-                            ? "give --kms aws" : "give --key-provider and leave --kms at hadoop"));
-        }
+        EnvelopeWrapping.checkKind(envelope, kms, switch (envelope.kind()) {
+            case Envelope.KIND_AWS -> "give --kms aws";
+            case Envelope.KIND_HADOOP -> "give --key-provider (and --kms hadoop, the default)";
+            default -> "the CLI has no KMS client of that kind";
+        });
         byte[] material;
         try {
             material = kms.unwrap(EnvelopeWrapping.wrappedKey(envelope));
         } catch (IOException | RuntimeException e) {
-            throw failed("unwrap the data key of", key, kms, e);
+            throw failed("unwrap the data key of", "'" + envelope.keyName() + "' (version " + envelope.versionName() + ")",
+                    kms, e);
         }
-        if (material == null || material.length != Envelope.DATA_KEY_BYTES) {
-            if (material != null) {
-                Arrays.fill(material, (byte) 0);
-            }
-            throw new IOException("the KMS " + kms.location() + " unwrapped the data key of " + key + " to "
-                    + (material == null ? "nothing" : material.length + " bytes") + ", not 32: the key must be 256 bits");
-        }
-        return material;
+        return EnvelopeWrapping.checkedDataKey(material, envelope, kms);
     }
 
     private static IOException failed(String what, String key, EnvelopeKms kms, Exception e) {

@@ -213,10 +213,7 @@ final class HadoopRewrap {
             Envelope known = rewrapped.get(id);
             return known == null ? null : known.withContent(old.compressed());
         }
-        if (old.kind() != kms.kind()) {
-            throw new IOException("its data key was wrapped by a KMS of kind " + Envelope.describeKind(old.kind())
-                    + ", and the KMS given is of kind " + Envelope.describeKind(kms.kind()) + ": left as it is");
-        }
+        EnvelopeWrapping.checkKind(old, kms, "left as it is");
         EnvelopeKms.WrappedKey again;
         try {
             again = kms.rewrap(EnvelopeWrapping.wrappedKey(old));

@@ -38,6 +38,11 @@ final class RewrapCommand implements Callable<Integer> {
             + " or an emulator (default: AWS's for the region).")
     String kmsEndpoint;
 
+    @Option(names = "--kms-previous-key", paramLabel = "ARN", description = "--kms aws: a KMS key (ARN or id) that the"
+            + " files' key name named before (an alias moved to a new key), whose data keys are to be moved to the key"
+            + " it names now. Repeatable; files of keys not given are left as they are.")
+    java.util.List<String> kmsPreviousKeys;
+
     @Option(names = "--dry-run", description = "Say what would be rewrapped (the KMS re-encrypts each data key, to know),"
             + " and change no file.")
     boolean dryRun;
@@ -51,7 +56,8 @@ final class RewrapCommand implements Callable<Integer> {
             throw new java.io.IOException("rewrap needs Hadoop's client on the class path, which the CLI jar does not"
                     + " hold: SEALPIPE_CLASSPATH=\"$(hadoop classpath)\" ./sealpipe rewrap ...");
         }
-        boolean ok = HadoopRewrap.run(HadoopEnvelopes.Kms.of(kms, provider, kmsRegion, kmsEndpoint, spec.commandLine()), paths, dryRun, spec.commandLine().getOut(), spec.commandLine().getErr());
+        boolean ok = HadoopRewrap.run(HadoopEnvelopes.Kms.of(kms, provider, kmsRegion, kmsEndpoint, kmsPreviousKeys,
+                spec.commandLine()), paths, dryRun, spec.commandLine().getOut(), spec.commandLine().getErr());
         return ok ? Main.OK : Main.FAILED;
     }
 }

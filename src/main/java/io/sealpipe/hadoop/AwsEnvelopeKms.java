@@ -48,6 +48,9 @@ import software.amazon.awssdk.services.kms.model.ReEncryptResponse;
  *       SDK's (the {@code AWS_REGION} environment variable, the profile, the instance).
  *   <li>{@value #ENDPOINT}: the KMS's URL, for a VPC endpoint or a KMS emulator; by default AWS's
  *       for the region.
+ *   <li>{@value #PREVIOUS_KEYS}: the keys (ARNs or ids) that the key name named before (an alias
+ *       moved): a data key is unwrapped under the key the name names now, or one of these, never
+ *       under a key that only the file's envelope names.
  *   <li>Credentials: S3A's ({@code fs.s3a.aws.credentials.provider}, {@code fs.s3a.access.key}
  *       and the rest, per bucket as S3A reads them) where S3A is on the class path, else the AWS
  *       SDK's default chain (environment, profile, container, instance).
@@ -64,11 +67,17 @@ public final class AwsEnvelopeKms implements EnvelopeKms {
     public static final String REGION = "sealpipe.fs.kms.aws.region";
     /** The URL of the KMS, where it is not AWS's for the region. */
     public static final String ENDPOINT = "sealpipe.fs.kms.aws.endpoint";
+    /**
+     * KMS keys (ARNs or key ids, comma-separated) that {@code sealpipe.fs.key.name} named before:
+     * files whose data keys they wrapped still open, until {@code sealpipe rewrap} moves them.
+     */
+    public static final String PREVIOUS_KEYS = "sealpipe.fs.kms.aws.previous.keys";
     private static final String S3A_CREDENTIALS = "org.apache.hadoop.fs.s3a.auth.CredentialProviderListFactory";
 
     private final KmsClient kms;
     private final AutoCloseable credentials;
     private final String location;
+    private final java.util.Set<String> previousKeys;
 
     /**
      * A client of the KMS that {@code conf} names; asks it nothing yet.
@@ -80,6 +89,7 @@ public final class AwsEnvelopeKms implements EnvelopeKms {
     public AwsEnvelopeKms(Configuration conf) throws IOException {
         URI binding = binding(conf);
         Region region = region(conf, binding);
+        previousKeys = java.util.Set.copyOf(conf.getTrimmedStringCollection(PREVIOUS_KEYS));
         String endpoint = conf.getTrimmed(ENDPOINT, "");
         URI endpointUri = null;
         if (!endpoint.isEmpty()) {
@@ -174,14 +184,15 @@ public final class AwsEnvelopeKms implements EnvelopeKms {
     /** A {@code GenerateDataKey}: the data key and its wrapped form, in one call. */
     @Override
     public DataKey generate(String keyName) throws IOException {
-        GenerateDataKeyResponse made = call(keyName, () -> kms.generateDataKey(request -> request
+        GenerateDataKeyResponse made = call(null, keyName, () -> kms.generateDataKey(request -> request
                 .keyId(keyName).keySpec(DataKeySpec.AES_256).encryptionContext(context(keyName))));
         byte[] plaintext = made.plaintext() == null ? new byte[0] : made.plaintext().asByteArrayUnsafe();
         try {
             if (plaintext.length != Envelope.DATA_KEY_BYTES || made.ciphertextBlob() == null || made.keyId() == null) {
                 throw new IOException("the KMS " + location + " answered GenerateDataKey under '" + keyName + "' with "
-                        + plaintext.length + " bytes of key" + (made.ciphertextBlob() == null ? " and no wrapped key" : "")
-                        + ", not a 256-bit data key and its wrapped form");
+                        + plaintext.length + " bytes of key, " + (made.ciphertextBlob() == null ? "no" : "a")
+                        + " wrapped key and " + (made.keyId() == null ? "no" : "a") + " key ARN: it must give a 256-bit"
+                        + " data key, its wrapped form and the key's ARN");
             }
             WrappedKey wrapped = new WrappedKey(keyName, made.keyId(), new byte[0], made.ciphertextBlob().asByteArray());
             return new DataKey(wrapped, AesKey.copyOf(plaintext));
@@ -190,11 +201,16 @@ public final class AwsEnvelopeKms implements EnvelopeKms {
         }
     }
 
-    /** A {@code Decrypt}, under the key ARN and the context: the KMS refuses a blob of another key or context. */
+    /**
+     * A {@code Decrypt} under the context, of a blob that the KMS checks was wrapped by the key
+     * that the key name names now, or by one of {@value #PREVIOUS_KEYS}: never by a key that only
+     * the file names (anyone may wrap a data key under a key of their own, with any context).
+     */
     @Override
     public byte[] unwrap(WrappedKey wrapped) throws IOException {
-        DecryptResponse unwrapped = call(wrapped.keyName(), () -> kms.decrypt(request -> request
-                .keyId(wrapped.versionName()).ciphertextBlob(SdkBytes.fromByteArrayUnsafe(wrapped.wrapped()))
+        String keyId = trustedKey(wrapped);
+        DecryptResponse unwrapped = call(wrapped, keyId, () -> kms.decrypt(request -> request
+                .keyId(keyId).ciphertextBlob(SdkBytes.fromByteArrayUnsafe(wrapped.wrapped()))
                 .encryptionContext(context(wrapped.keyName()))));
         if (unwrapped.plaintext() == null) {
             return new byte[0];
@@ -205,12 +221,17 @@ public final class AwsEnvelopeKms implements EnvelopeKms {
         return copy;
     }
 
-    /** A {@code ReEncrypt} to the key the name resolves to now (an alias's current target): the data key stays in the KMS. */
+    /**
+     * A {@code ReEncrypt} to the key the name names now (an alias's current target), from the key
+     * that wrapped it if that is one of {@value #PREVIOUS_KEYS}, else from the name's own key: the
+     * data key stays in the KMS.
+     */
     @Override
     public WrappedKey rewrap(WrappedKey wrapped) throws IOException {
         Map<String, String> context = context(wrapped.keyName());
-        ReEncryptResponse again = call(wrapped.keyName(), () -> kms.reEncrypt(request -> request
-                .sourceKeyId(wrapped.versionName()).destinationKeyId(wrapped.keyName())
+        String keyId = trustedKey(wrapped);
+        ReEncryptResponse again = call(wrapped, keyId, () -> kms.reEncrypt(request -> request
+                .sourceKeyId(keyId).destinationKeyId(wrapped.keyName())
                 .ciphertextBlob(SdkBytes.fromByteArrayUnsafe(wrapped.wrapped()))
                 .sourceEncryptionContext(context).destinationEncryptionContext(context)));
         if (again.ciphertextBlob() == null || again.keyId() == null) {
@@ -230,8 +251,25 @@ public final class AwsEnvelopeKms implements EnvelopeKms {
         return Envelope.awsEncryptionContext(keyName);
     }
 
-    /** {@code request}, with the SDK's failures as IOExceptions that say what the KMS answered. */
-    private <T> T call(String keyName, Supplier<T> request) throws IOException {
+    /**
+     * The key that the KMS must find wrapped {@code wrapped}: the key that wrapped it, as its
+     * envelope says, only if that is one of {@value #PREVIOUS_KEYS}; else the key name itself.
+     */
+    private String trustedKey(WrappedKey wrapped) {
+        String arn = wrapped.versionName();
+        for (String previous : previousKeys) {
+            if (arn.equals(previous) || arn.endsWith(":key/" + previous)) {
+                return arn;
+            }
+        }
+        return wrapped.keyName();
+    }
+
+    /**
+     * {@code request} under the key {@code keyId}, with the SDK's failures as IOExceptions that
+     * say what the KMS answered and what to do; {@code wrapped}: the data key it unwraps, or null.
+     */
+    private <T> T call(WrappedKey wrapped, String keyId, Supplier<T> request) throws IOException {
         try {
             return request.get();
         } catch (AwsServiceException e) {
@@ -239,15 +277,41 @@ public final class AwsEnvelopeKms implements EnvelopeKms {
             String answer = (code == null ? "HTTP " + e.statusCode() : code) + ": " + message(e);
             if ("AccessDeniedException".equals(code)) {
                 AccessControlException denied = new AccessControlException("AWS KMS denied the request (" + answer
-                        + "); a writer needs kms:GenerateDataKey and kms:Decrypt on the key, a reader kms:Decrypt,"
-                        + " rewrap kms:ReEncrypt* (docs/sealed-files.md, \"Keys in AWS KMS\")");
+                        + "); a writer needs kms:GenerateDataKey on the key, a reader kms:Decrypt, sealpipe rewrap"
+                        + " kms:ReEncryptFrom and kms:ReEncryptTo (docs/sealed-files.md, \"Keys in AWS KMS\")");
                 denied.initCause(e);
                 throw denied;
             }
-            throw new IOException("AWS KMS answered " + answer + hint(code), e);
+            String hint = hint(code);
+            if (wrapped != null && (code == null || code.equals("InvalidCiphertextException")
+                    || code.equals("IncorrectKeyException")) && keyId.equals(wrapped.keyName())) {
+                hint = " (its envelope says that the key " + wrapped.versionName() + " wrapped its data key, and the KMS"
+                        + " found that the data key was not wrapped by the key '" + wrapped.keyName() + "' names now,"
+                        + " under its encryption context: if '" + wrapped.keyName() + "' named that key before, list it"
+                        + " in " + PREVIOUS_KEYS + " (CLI: --kms-previous-key) to read such files and run sealpipe rewrap"
+                        + " to move them to the current key; else the file was not sealed under this key)";
+            }
+            throw new IOException("AWS KMS answered " + answer + hint, e);
         } catch (SdkException e) {
+            if (credentialsMissing(e)) {
+                throw new IOException("no AWS credentials for the KMS: " + e.getMessage() + "; give them as S3A's"
+                        + " (fs.s3a.access.key and fs.s3a.secret.key, or fs.s3a.aws.credentials.provider) or the AWS"
+                        + " SDK's (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile, an instance role)", e);
+            }
             throw new IOException("cannot reach AWS KMS: " + e.getMessage(), e);
         }
+    }
+
+    /** Whether {@code e} says that no credentials were found (the SDK's chain, or S3A's). */
+    private static boolean credentialsMissing(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            String message = String.valueOf(t.getMessage());
+            if (t.getClass().getSimpleName().contains("Credentials") || message.contains("Unable to load credentials")
+                    || message.contains("No AWS Credentials")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static String message(AwsServiceException e) {
@@ -265,7 +329,8 @@ public final class AwsEnvelopeKms implements EnvelopeKms {
             case "DisabledException", "KMSInvalidStateException" -> " (the key is disabled or pending deletion: enable"
                     + " it, or point the alias at a key in use)";
             case "InvalidCiphertextException", "IncorrectKeyException" -> " (the wrapped data key does not belong to"
-                    + " this key and encryption context: a tampered envelope, or a file of another key name)";
+                    + " the key and encryption context it was given to: a tampered envelope, or a file of another key"
+                    + " name)";
             default -> "";
         };
     }

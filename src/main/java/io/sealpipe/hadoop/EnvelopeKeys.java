@@ -168,6 +168,9 @@ final class EnvelopeKeys implements Closeable {
                     || !java.lang.reflect.Modifier.isPublic(kmsClass.getModifiers())) {
                 throw new NoSuchMethodException(kmsClass.getName() + " is abstract or not public");
             }
+        } catch (LinkageError e) {
+            throw new IllegalArgumentException(SealedFileSystem.KMS_CLASS + " is " + conf.get(SealedFileSystem.KMS_CLASS)
+                    + ", which cannot be loaded: " + missing(e), e);
         } catch (RuntimeException | NoSuchMethodException e) {
             throw new IllegalArgumentException(SealedFileSystem.KMS_CLASS + " is " + conf.get(SealedFileSystem.KMS_CLASS)
                     + ", which is not a class that implements " + EnvelopeKms.class.getName() + " with a public"
@@ -175,6 +178,13 @@ final class EnvelopeKeys implements Closeable {
                     + " Hadoop's key providers (docs/sealed-files.md, \"Other KMSs\")", e);
         }
         return kmsClass;
+    }
+
+    /** What a class missing from the class path means: for AWS KMS, the SDK's jars. */
+    private static String missing(LinkageError e) {
+        return "a class it needs is missing (" + e.getMessage() + "); io.sealpipe.hadoop.AwsEnvelopeKms"
+                + " needs the AWS SDK v2 on the class path: S3A's bundle (software.amazon.awssdk:bundle), or"
+                + " software.amazon.awssdk:kms and software.amazon.awssdk:apache-client";
     }
 
     /** A new client of {@code kmsClass}, by its constructor that takes the configuration. */
@@ -185,6 +195,10 @@ final class EnvelopeKeys implements Closeable {
         } catch (InvocationTargetException e) {
             if (e.getCause() instanceof IOException io) {
                 throw io;
+            }
+            if (e.getCause() instanceof LinkageError missing) {
+                throw new IOException("cannot make the KMS client " + kmsClass.getName() + " (" + SealedFileSystem.KMS_CLASS
+                        + "): " + missing(missing), missing);
             }
             throw new IOException("cannot make the KMS client " + kmsClass.getName() + " (" + SealedFileSystem.KMS_CLASS
                     + "): " + e.getCause(), e.getCause());
@@ -199,11 +213,12 @@ final class EnvelopeKeys implements Closeable {
             closeQuietly(kms);
             throw e;
         }
-        if (kind < 1 || kind > 255) {
+        if (kind != Envelope.KIND_HADOOP && kind != Envelope.KIND_AWS && (kind < Envelope.KIND_USER_FIRST || kind > 255)) {
             closeQuietly(kms);
             throw new IOException("the KMS client " + kmsClass.getName() + " (" + SealedFileSystem.KMS_CLASS
-                    + ") names envelope kind " + kind + ", not one of 1 to 255 (" + Envelope.KIND_USER_FIRST
-                    + " to 255 for a KMS client of a user's own: docs/sealed-files.md, \"Other KMSs\")");
+                    + ") names envelope kind " + kind + ", which is not one a client may name: 1 (Hadoop's key"
+                    + " providers), 2 (AWS KMS), or " + Envelope.KIND_USER_FIRST + " to 255 for a KMS of a user's own"
+                    + " (docs/sealed-files.md, \"Other KMSs\")");
         }
         return kms;
     }
@@ -306,24 +321,8 @@ final class EnvelopeKeys implements Closeable {
         }
         AesKey given = made == null ? null : made.key();
         try {
-            if (made == null) {
-                throw new IOException("the KMS " + kms.location() + " answered the generation of a data key under '"
-                        + keyName + "' with nothing");
-            }
-            EnvelopeKms.WrappedKey wrapped = made.wrapped();
-            if (!wrapped.keyName().equals(keyName)) {
-                throw new IOException("the KMS " + kms.location() + " answered the generation of a data key under '"
-                        + keyName + "' with one under '" + wrapped.keyName() + "'");
-            }
-            Envelope envelope = EnvelopeWrapping.envelope(kms, false, wrapped);
-            AesKey key;
-            if (given == null) {
-                key = unwrap(kms, envelope, null);
-            } else if (given.length() != Envelope.DATA_KEY_BYTES) {
-                throw wrongSize(given.length() + " bytes", envelope, null, kms);
-            } else {
-                key = KeyAccess.copy(given);
-            }
+            Envelope envelope = EnvelopeWrapping.envelope(kms, keyName, false, made);
+            AesKey key = given == null ? unwrap(kms, envelope, null) : KeyAccess.copy(given);
             return new WriteKey(envelope, key, nanoTime.getAsLong());
         } finally {
             if (given != null) {
@@ -497,12 +496,11 @@ final class EnvelopeKeys implements Closeable {
 
     /** Unwraps {@code envelope}'s data key with one KMS call; zeroes the array the KMS client handed out. */
     private AesKey unwrap(EnvelopeKms kms, Envelope envelope, Path path) throws IOException {
-        if (envelope.kind() != kms.kind()) {
-            throw new IOException((path == null ? "" : path + ": ") + "its data key was wrapped by a KMS of kind "
-                    + Envelope.describeKind(envelope.kind()) + ", and this file system's KMS client ("
-                    + kms.location() + ") is of kind " + Envelope.describeKind(kms.kind()) + ": refused before any KMS"
-                    + " call. Read it with " + SealedFileSystem.KMS_CLASS + " set to a client of its kind"
-                    + " (docs/sealed-files.md, \"Other KMSs\"). No byte of it was decrypted.");
+        try {
+            EnvelopeWrapping.checkKind(envelope, kms, "read it with " + SealedFileSystem.KMS_CLASS + " set to a client of"
+                    + " its kind (docs/sealed-files.md, \"Other KMSs\"). No byte of it was decrypted.");
+        } catch (IOException e) {
+            throw new IOException((path == null ? "" : path + ": ") + e.getMessage(), e);
         }
         EnvelopeKms.WrappedKey wrapped = EnvelopeWrapping.wrappedKey(envelope);
         byte[] material;
@@ -526,18 +524,12 @@ final class EnvelopeKeys implements Closeable {
     }
 
     /** {@code material} as a data key (a copy) if it has the size of one. */
-    private AesKey dataKey(byte[] material, Envelope envelope, Path path, EnvelopeKms kms) throws IOException {
-        if (material == null || material.length != Envelope.DATA_KEY_BYTES) {
-            throw wrongSize(material == null ? "nothing" : material.length + " bytes", envelope, path, kms);
+    private static AesKey dataKey(byte[] material, Envelope envelope, Path path, EnvelopeKms kms) throws IOException {
+        try {
+            return AesKey.copyOf(EnvelopeWrapping.checkedDataKey(material, envelope, kms));
+        } catch (IOException e) {
+            throw path == null ? e : new IOException(path + ": " + e.getMessage(), e);
         }
-        return AesKey.copyOf(material);
-    }
-
-    private static IOException wrongSize(String size, Envelope envelope, Path path, EnvelopeKms kms) {
-        return new IOException((path == null ? "" : path + ": ") + "the KMS " + kms.location() + " gave the data key of"
-                + " key '" + envelope.keyName() + "' (version " + envelope.versionName() + ") as " + size + ", not the "
-                + Envelope.DATA_KEY_BYTES + " of a 256-bit data key"
-                + (kms instanceof HadoopEnvelopeKms ? ": the key must be 256 bits (hadoop key create NAME -size 256)" : ""));
     }
 
     /** A KMS call's failure, naming what was asked, the key and the KMS; a refusal stays an {@link AccessControlException}. */

@@ -115,6 +115,7 @@ class EnvelopeCommandTest {
             Result refused = CliRun.run(args.toArray(String[]::new));
             assertEquals(2, refused.code(), String.join(" ", options) + ": " + refused.err());
             assertTrue(refused.err().contains("--kms") || refused.err().contains("--key-provider"), refused.err());
+            assertFalse(refused.err().contains("vault"), "a usage error repeats no value typed: " + refused.err());
             assertFalse(Files.exists(dir.resolve("never")));
         }
         Result direct = CliRun.run("encrypt", "--kms", "aws", "--key-name", "alias/data", in.toString(),

@@ -236,9 +236,13 @@ class SealedAwsKmsS3aTest {
         assertTrue(calls <= 10, calls + " KMS calls for 1,000 files (target: at most 10)");
     }
 
-    /** A rotation: the alias moved to a new key; old files read, new ones name the new key's ARN. */
+    /**
+     * A rotation: the alias moved to a new key. New files name the new key's ARN; old files open
+     * once the old key is listed as one the alias named before (sealpipe.fs.kms.aws.previous.keys),
+     * and not without: a file does not choose the key that unwraps it.
+     */
     @Test
-    void aliasMovedToANewKeyOldFilesReadNewFilesUseIt() throws Exception {
+    void aliasMovedToANewKeyOldFilesReadWithThePreviousKeyNewFilesUseTheNewOne() throws Exception {
         kms.updateAlias(AwsKmsServer.ALIAS_ROTATING, AwsKmsServer.KEY_MAIN);
         byte[] before = data(5000, 11);
         byte[] after = data(5000, 12);
@@ -246,13 +250,63 @@ class SealedAwsKmsS3aTest {
             write(fs, sealedPath("rotating/before"), before);
         }
         kms.updateAlias(AwsKmsServer.ALIAS_ROTATING, AwsKmsServer.KEY_NEXT);
-        try (FileSystem fs = sealed(conf(AwsKmsServer.ALIAS_ROTATING, kms.endpoint()))) {
+        Configuration rotated = conf(AwsKmsServer.ALIAS_ROTATING, kms.endpoint());
+        try (FileSystem fs = sealed(rotated)) {
             write(fs, sealedPath("rotating/after"), after);
-            assertArrayEquals(before, read(fs, sealedPath("rotating/before")), "an old file, under the old key");
+            assertArrayEquals(after, read(fs, sealedPath("rotating/after")));
+        }
+        IOException e = failsToRead(AwsKmsServer.ALIAS_ROTATING, kms.endpoint(), "rotating/before");
+        assertTrue(messages(e).contains(AwsEnvelopeKms.PREVIOUS_KEYS) && messages(e).contains(
+                AwsKmsServer.arn(AwsKmsServer.KEY_MAIN)), "says which key wrapped it and what to set: " + messages(e));
+        rotated.set(AwsEnvelopeKms.PREVIOUS_KEYS, AwsKmsServer.arn(AwsKmsServer.KEY_MAIN));
+        try (FileSystem fs = sealed(rotated)) {
+            assertArrayEquals(before, read(fs, sealedPath("rotating/before")), "an old file, under the previous key");
             assertArrayEquals(after, read(fs, sealedPath("rotating/after")));
         }
         assertEquals(AwsKmsServer.arn(AwsKmsServer.KEY_MAIN), envelope("rotating/before", before.length).versionName());
         assertEquals(AwsKmsServer.arn(AwsKmsServer.KEY_NEXT), envelope("rotating/after", after.length).versionName());
+    }
+
+    /**
+     * A file sealed under someone else's KMS key, with a data key generated under this key name's
+     * encryption context (anyone may do that with a key of their own) and an envelope naming this
+     * key name, is refused: the KMS is asked to unwrap under the key that the key name names, not
+     * the key the file names. The control: the same file opens where that key is trusted.
+     */
+    @Test
+    void aFileUnderSomeoneElsesKeyDoesNotPassForThisKeysFile() throws Exception {
+        com.fasterxml.jackson.databind.JsonNode made = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                kms.admin("GenerateDataKey", "{\"KeyId\":\"" + AwsKmsServer.KEY_OTHER + "\",\"KeySpec\":\"AES_256\","
+                        + "\"EncryptionContext\":{\"sealpipe\":\"sealed-file\",\"sealpipe:key\":\"" + AwsKmsServer.ALIAS
+                        + "\"}}"));
+        byte[] dataKey = java.util.Base64.getDecoder().decode(made.get("Plaintext").asText());
+        Envelope envelope = Envelope.of(Envelope.KIND_AWS, false, AwsKmsServer.ALIAS, made.get("KeyId").asText(),
+                new byte[0], java.util.Base64.getDecoder().decode(made.get("CiphertextBlob").asText()));
+        byte[] data = data(5000, 51);
+        GcmStreams streams = GcmStreams.builder().key(dataKey).context(envelope.context()).build();
+        try (FSDataOutputStream out = s3a.create(plainPath("forged/other-key"), true)) {
+            out.write(envelope.bytes());
+            try (java.io.OutputStream sealedOut = streams.encrypt(new java.io.FilterOutputStream(out) {
+                @Override
+                public void close() throws IOException {
+                    flush(); // the envelope's stream closes it
+                }
+            })) {
+                sealedOut.write(data);
+            }
+        } finally {
+            streams.destroy();
+            Arrays.fill(dataKey, (byte) 0);
+        }
+        assertEquals(AwsKmsServer.arn(AwsKmsServer.KEY_OTHER), envelope("forged/other-key", data.length).versionName());
+        IOException e = failsToRead(AwsKmsServer.ALIAS, kms.endpoint(), "forged/other-key");
+        assertTrue(messages(e).contains("AWS KMS answered"), messages(e));
+
+        Configuration trusting = conf(AwsKmsServer.ALIAS, kms.endpoint());
+        trusting.set(AwsEnvelopeKms.PREVIOUS_KEYS, AwsKmsServer.KEY_OTHER);
+        try (FileSystem fs = sealed(trusting)) {
+            assertArrayEquals(data, read(fs, sealedPath("forged/other-key")), "the control: a well-formed file of that key");
+        }
     }
 
     /** The refusal or failure of each kind: an IOException naming the path, the key and the endpoint; nothing made. */
@@ -278,7 +332,9 @@ class SealedAwsKmsS3aTest {
         String down = AwsKmsServer.endpointOfNoServer();
         e = failsToCreate(AwsKmsServer.ALIAS, down, "failures/down");
         assertTrue(messages(e).contains(down), messages(e));
-        write(sealed(conf(AwsKmsServer.ALIAS, kms.endpoint())), sealedPath("failures/written"), data);
+        try (FileSystem fs = sealed(conf(AwsKmsServer.ALIAS, kms.endpoint()))) {
+            write(fs, sealedPath("failures/written"), data);
+        }
         e = failsToRead(AwsKmsServer.ALIAS, down, "failures/written");
         assertTrue(messages(e).contains(down), messages(e));
 
@@ -301,8 +357,12 @@ class SealedAwsKmsS3aTest {
     @Test
     void aDataKeyFromAnotherContextDoesNotOpen() throws Exception {
         byte[] data = data(3000, 31);
-        write(sealed(conf(AwsKmsServer.ALIAS, kms.endpoint())), sealedPath("context/mine"), data);
-        write(sealed(conf(AwsKmsServer.ALIAS_TWIN, kms.endpoint())), sealedPath("context/twin"), data);
+        try (FileSystem fs = sealed(conf(AwsKmsServer.ALIAS, kms.endpoint()))) {
+            write(fs, sealedPath("context/mine"), data);
+        }
+        try (FileSystem fs = sealed(conf(AwsKmsServer.ALIAS_TWIN, kms.endpoint()))) {
+            write(fs, sealedPath("context/twin"), data);
+        }
         Envelope mine = envelope("context/mine", data.length);
         Envelope twin = envelope("context/twin", data.length);
         assertEquals(mine.versionName(), twin.versionName(), "both aliases name the same KMS key");
@@ -317,6 +377,9 @@ class SealedAwsKmsS3aTest {
         }
         IOException e = failsToRead(AwsKmsServer.ALIAS, kms.endpoint(), "context/forged");
         assertTrue(messages(e).contains("InvalidCiphertextException"), messages(e));
+        try (FileSystem fs = sealed(conf(AwsKmsServer.ALIAS, kms.endpoint()))) {
+            assertArrayEquals(data, read(fs, sealedPath("context/mine")), "the control: the file it was spliced into reads");
+        }
     }
 
     /**
@@ -363,8 +426,8 @@ class SealedAwsKmsS3aTest {
         kms.updateAlias(AwsKmsServer.ALIAS_CLI, AwsKmsServer.KEY_NEXT);
         try {
             int reEncrypts = kms.requests("ReEncrypt");
-            String rewrap = cli(dir, "rewrap", "--kms", "aws", new String[] {"--kms-endpoint", kms.endpoint()},
-                    "s3a://" + S3Server.BUCKET + "/cli/");
+            String rewrap = cli(dir, "rewrap", "--kms", "aws", new String[] {"--kms-endpoint", kms.endpoint(),
+                "--kms-previous-key", AwsKmsServer.arn(AwsKmsServer.KEY_MAIN)}, "s3a://" + S3Server.BUCKET + "/cli/");
             assertTrue(rewrap.contains("rewrapped 3"), rewrap);
             assertEquals(2, kms.requests("ReEncrypt") - reEncrypts, "one ReEncrypt per data key: the CLI's, the file system's");
             for (String p : List.of("cli/from-cli.bin", "cli/a", "cli/b")) {

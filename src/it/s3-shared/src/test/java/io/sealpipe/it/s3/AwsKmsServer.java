@@ -15,8 +15,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,7 +25,8 @@ import java.util.regex.Pattern;
 
 /**
  * A real AWS KMS API server for the tests: local-kms (github.com/nsmithuk/local-kms, the Go
- * emulator of AWS KMS's JSON API, installed by .ci/run), started on a fresh data directory with
+ * emulator of AWS KMS's JSON API, built by the build: src/it/s3-shared/local-kms-install), started
+ * on a fresh data directory with
  * the keys and aliases of {@link #SEED}, and stopped by {@link #close()}.
  *
  * <p>local-kms listens on every interface and has no setting for that: the test JVMs that start
@@ -38,14 +37,14 @@ import java.util.regex.Pattern;
  * proxy's counts have a control.
  */
 public final class AwsKmsServer implements AutoCloseable {
-    /** The version that .ci/run installs. */
-    public static final String MODULE = "github.com/nsmithuk/local-kms@v0.0.0-20260228092603-2a5e92d09ab6";
     public static final String ACCOUNT = "111122223333";
     public static final String REGION = "eu-west-2";
     /** Key ids of the seed: a key for most tests, a second one to rotate to, one to disable. */
     public static final String KEY_MAIN = "0a1b2c3d-0000-4000-8000-000000000001";
     public static final String KEY_NEXT = "0a1b2c3d-0000-4000-8000-000000000002";
     public static final String KEY_DISABLE = "0a1b2c3d-0000-4000-8000-000000000003";
+    /** Someone else's key, which the tests' files must not be able to name. */
+    public static final String KEY_OTHER = "0a1b2c3d-0000-4000-8000-000000000004";
     /** Aliases: two on the main key (to show that the context binds the name), one that moves, one on the key to disable. */
     public static final String ALIAS = "alias/sealpipe";
     public static final String ALIAS_TWIN = "alias/sealpipf";
@@ -64,13 +63,15 @@ public final class AwsKmsServer implements AutoCloseable {
                     BackingKeys: [8f2b0c9e6a1d4f3b7c5e9a2d6f1b3c8e4a7d2f9b1c6e3a8d5f2b7c4e9a1d6f3b]
                   - Metadata: {KeyId: %s}
                     BackingKeys: [1e4d7a2c9f6b3e8d5a2c7f4b1e9d6a3c8f5b2e7d4a1c9f6b3e8d5a2c7f4b1e9d]
+                  - Metadata: {KeyId: %s}
+                    BackingKeys: [3b6e9a2d5f8c1b4e7a0d3f6c9b2e5a8d1f4c7b0e3a6d9f2c5b8e1a4d7f0c3b6e]
             Aliases:
               - {AliasName: %s, TargetKeyId: %s}
               - {AliasName: %s, TargetKeyId: %s}
               - {AliasName: %s, TargetKeyId: %s}
               - {AliasName: %s, TargetKeyId: %s}
               - {AliasName: %s, TargetKeyId: %s}
-            """.formatted(KEY_MAIN, KEY_NEXT, KEY_DISABLE, ALIAS, KEY_MAIN, ALIAS_TWIN, KEY_MAIN, ALIAS_ROTATING, KEY_MAIN,
+            """.formatted(KEY_MAIN, KEY_NEXT, KEY_DISABLE, KEY_OTHER, ALIAS, KEY_MAIN, ALIAS_TWIN, KEY_MAIN, ALIAS_ROTATING, KEY_MAIN,
             ALIAS_DISABLED, KEY_DISABLE, ALIAS_CLI, KEY_MAIN);
     private static final Pattern STARTED = Pattern.compile("Local KMS started on [^:\\s]*:(\\d+)");
 
@@ -126,27 +127,15 @@ public final class AwsKmsServer implements AutoCloseable {
         }
     }
 
-    /** The local-kms executable: the system property sealpipe.it.local-kms, else local-kms on the PATH or in ~/go/bin. */
+    /** The local-kms executable that the build installed: the system property sealpipe.it.local-kms. */
     private static String binary() {
         String named = System.getProperty("sealpipe.it.local-kms", "");
-        List<Path> candidates = new ArrayList<>();
-        if (!named.isEmpty()) {
-            candidates.add(Path.of(named));
+        if (named.isEmpty() || !Files.isExecutable(Path.of(named))) {
+            throw new IllegalStateException("local-kms, the AWS KMS API server these tests run against, is not at "
+                    + (named.isEmpty() ? "(system property sealpipe.it.local-kms unset)" : named) + ": run the tests"
+                    + " through Maven, whose build installs it (src/it/s3-shared/local-kms-install, with Go 1.20 or newer)");
         }
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
-            if (!dir.isEmpty()) {
-                candidates.add(Path.of(dir, "local-kms"));
-            }
-        }
-        candidates.add(Path.of(System.getProperty("user.home"), "go", "bin", "local-kms"));
-        for (Path candidate : candidates) {
-            if (Files.isExecutable(candidate)) {
-                return candidate.toString();
-            }
-        }
-        throw new IllegalStateException("local-kms, the AWS KMS API server these tests run against, is not installed"
-                + " (looked in " + candidates + "): install it with Go 1.20 or newer,"
-                + " GOBIN=/usr/local/bin go install " + MODULE + " (.ci/run does), or name it with -Dsealpipe.it.local-kms=PATH");
+        return named;
     }
 
     /** Waits for local-kms's "started on" line (it picks its own port: PORT=0), or its exit. */
