@@ -236,6 +236,72 @@ class SealedAwsKmsS3aTest {
         assertTrue(calls <= 10, calls + " KMS calls for 1,000 files (target: at most 10)");
     }
 
+    /** One operation, measured on the sealed file system (S3 requests of its S3A, KMS calls) and on plain S3A. */
+    private interface Operation {
+        void run(FileSystem fs, String root) throws IOException;
+    }
+
+    /**
+     * S3 requests and KMS calls per operation, sealed under the AWS key against plain S3A on the
+     * same S3Proxy: metadata requests and PUTs the same, at most one GET more (an open reads the
+     * envelope and the header first), and KMS calls only for a data key made or unwrapped.
+     * Written to target/aws-kms-requests.txt.
+     */
+    @Test
+    void requestsPerOperationAgainstPlainS3a() throws Exception {
+        byte[] data = data(100_000, 61);
+        List<String> report = new ArrayList<>();
+        try (FileSystem writer = sealed(conf(AwsKmsServer.ALIAS, kms.endpoint()));
+                FileSystem reader = sealed(conf(AwsKmsServer.ALIAS, kms.endpoint()))) {
+            Operation create = (fs, root) -> write(fs, new Path(root + "/a"), data);
+            Operation createAnother = (fs, root) -> write(fs, new Path(root + "/b"), data);
+            Operation readWhole = (fs, root) -> assertArrayEquals(data, read(fs, new Path(root + "/a")));
+            Operation positioned = (fs, root) -> {
+                try (FSDataInputStream in = fs.open(new Path(root + "/b"))) {
+                    byte[] b = new byte[100];
+                    in.readFully(50_000, b);
+                    assertArrayEquals(Arrays.copyOfRange(data, 50_000, 50_100), b);
+                }
+            };
+            Operation status = (fs, root) -> assertEquals(data.length, fs.getFileStatus(new Path(root + "/a")).getLen());
+            Operation list = (fs, root) -> assertEquals(2, fs.listStatus(new Path(root)).length);
+            measure(report, "create, write 100,000 bytes, close: the writer's first file", writer, create, 1, 0);
+            measure(report, "create, write 100,000 bytes, close: its second file", writer, createAnother, 0, 0);
+            measure(report, "open, read whole: a file the same file system wrote", writer, readWhole, 0, 0);
+            measure(report, "open, read whole: another file system, its first file", reader, readWhole, 0, 1);
+            measure(report, "open, read 100 bytes at 50,000: its second file (the same data key)", reader, positioned, 0, 0);
+            measure(report, "getFileStatus", reader, status, 0, 0);
+            measure(report, "listStatus of the 2 files", reader, list, 0, 0);
+        }
+        java.nio.file.Files.write(java.nio.file.Path.of("target", "aws-kms-requests.txt"), report);
+        report.forEach(System.out::println);
+    }
+
+    private static void measure(List<String> report, String what, FileSystem sealedFs, Operation operation,
+            int generated, int unwrapped) throws IOException {
+        S3AFileSystem inner = (S3AFileSystem) ((SealedFileSystem) sealedFs).getWrappedFileSystem();
+        int generateBefore = kms.requests("GenerateDataKey");
+        int decryptBefore = kms.requests("Decrypt");
+        org.apache.hadoop.fs.statistics.IOStatisticsSnapshot before = Requests.snapshot(inner);
+        operation.run(sealedFs, "ss3a://" + S3Server.BUCKET + "/requests/sealed");
+        Requests sealed = Requests.since(inner, before);
+        int generates = kms.requests("GenerateDataKey") - generateBefore;
+        int decrypts = kms.requests("Decrypt") - decryptBefore;
+        before = Requests.snapshot(s3a);
+        operation.run(s3a, "s3a://" + S3Server.BUCKET + "/requests/plain");
+        Requests plain = Requests.since(s3a, before);
+        report.add(what + ": sealed " + sealed + ", KMS GenerateDataKey " + generates + ", Decrypt " + decrypts
+                + "; plain " + plain);
+        assertTrue(plain.head() + plain.get() + plain.list() + plain.put() > 0, "a positive control: plain S3A made requests: "
+                + what);
+        assertEquals(plain.head(), sealed.head(), "HEAD: " + what);
+        assertEquals(plain.list(), sealed.list(), "LIST: " + what);
+        assertEquals(plain.put(), sealed.put(), "PUT: " + what);
+        assertTrue(sealed.get() <= plain.get() + 1, "GET: " + what + ": sealed " + sealed + ", plain " + plain);
+        assertEquals(generated, generates, "GenerateDataKey: " + what);
+        assertEquals(unwrapped, decrypts, "Decrypt: " + what);
+    }
+
     /**
      * A rotation: the alias moved to a new key. New files name the new key's ARN; old files open
      * once the old key is listed as one the alias named before (sealpipe.fs.kms.aws.previous.keys),

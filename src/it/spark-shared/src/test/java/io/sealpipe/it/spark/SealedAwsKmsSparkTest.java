@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Spark SQL writing and reading Parquet on {@code ss3a://} in envelope mode under an AWS KMS key
  * named by its alias ({@link AwsEnvelopeKms}), against S3Proxy and local-kms ({@link
- * AwsKmsServer}) on 127.0.0.1: 1,000 part objects written, read back whole and with a filter,
+ * AwsKmsServer}) on 127.0.0.1: part objects written (1,000 on Spark 4.0), read back whole and with a filter,
  * the rows of the same job on plain {@code s3a://}; every part object an envelope file of kind 2
  * naming the key's ARN; the KMS calls of the whole job, counted by the server, at most 10.
  *
@@ -40,7 +40,8 @@ import org.junit.jupiter.api.Test;
  */
 class SealedAwsKmsSparkTest {
     private static final Path TARGET = Path.of(System.getProperty("sealpipe.it.dir", "target"));
-    private static final int FILES = 1000;
+    /** Part objects the job writes: 1,000 on Spark 4.0 (the target's job), fewer on 3.5 (time in CI). */
+    private static final int FILES = Integer.getInteger("sealpipe.it.aws.files", 200);
     private static final byte[] PARQUET_MAGIC = "PAR1".getBytes(StandardCharsets.US_ASCII);
 
     @Test
@@ -54,7 +55,10 @@ class SealedAwsKmsSparkTest {
                     .config("spark.hadoop.sealpipe.fs.key.mode", "envelope")
                     .config("spark.hadoop." + SealedFileSystem.KMS_CLASS, AwsEnvelopeKms.class.getName())
                     .config("spark.hadoop." + SealedFileSystem.KEY_NAME, AwsKmsServer.ALIAS)
-                    .config("spark.hadoop." + AwsEnvelopeKms.ENDPOINT, kms.endpoint());
+                    .config("spark.hadoop." + AwsEnvelopeKms.ENDPOINT, kms.endpoint())
+                    // Parquet 1.15 (Spark 4.0) calls hflush; a sealed file can only seal at close
+                    // (docs/sealed-files.md, "Parquet").
+                    .config("spark.hadoop." + SealedFileSystem.DOWNGRADE_SYNCABLE_EXCEPTIONS, "true");
             s3.s3aSettings().forEach((k, v) -> builder.config("spark.hadoop." + k, v));
             SparkSession spark = builder.getOrCreate();
             try {
