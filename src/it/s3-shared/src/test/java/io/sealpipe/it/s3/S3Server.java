@@ -124,6 +124,35 @@ public final class S3Server implements AutoCloseable {
     }
 
     /**
+     * Flips the bits of the stored byte at {@code offset} of object {@code key} in S3Proxy's store
+     * itself, keeping the object's user metadata (an encryption client's wrapped key): what an
+     * attacker with write access to the bucket can do.
+     */
+    public void flipStoredByte(String key, long offset) throws Exception {
+        Class<?> store = loader.loadClass("org.jclouds.blobstore.BlobStore");
+        Object blob = store.getMethod("getBlob", String.class, String.class).invoke(blobStore, BUCKET, key);
+        if (blob == null) {
+            throw new IOException("no object " + key);
+        }
+        Object payload = blob.getClass().getMethod("getPayload").invoke(blob);
+        byte[] bytes;
+        try (java.io.InputStream in = (java.io.InputStream) payload.getClass().getMethod("openStream").invoke(payload)) {
+            bytes = in.readAllBytes();
+        }
+        bytes[Math.toIntExact(offset)] ^= (byte) 0xff;
+        Object metadata = blob.getClass().getMethod("getMetadata").invoke(blob);
+        @SuppressWarnings("unchecked")
+        Map<String, String> user = (Map<String, String>) metadata.getClass().getMethod("getUserMetadata").invoke(metadata);
+        Object builder = store.getMethod("blobBuilder", String.class).invoke(blobStore, key);
+        Class<?> builderClass = loader.loadClass("org.jclouds.blobstore.domain.BlobBuilder");
+        builder = builderClass.getMethod("userMetadata", Map.class).invoke(builder, user);
+        Object withPayload = builderClass.getMethod("payload", byte[].class).invoke(builder, (Object) bytes);
+        Object built = withPayload.getClass().getMethod("build").invoke(withPayload);
+        store.getMethod("putBlob", String.class, loader.loadClass("org.jclouds.blobstore.domain.Blob"))
+                .invoke(blobStore, BUCKET, built);
+    }
+
+    /**
      * S3A's settings for this server: its endpoint, path-style requests, the test identity, no
      * TLS, a region so that the SDK does not look for one, and a failure shown at once rather
      * than after retries.
