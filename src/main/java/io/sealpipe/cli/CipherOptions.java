@@ -93,29 +93,12 @@ final class CipherOptions {
                 + " decrypt reads an envelope file (OUT a file) without it.")
         String mode;
 
-        @Option(names = "--kms", paramLabel = "KMS", defaultValue = "hadoop", description = "With --key-mode envelope:"
-                + " the KMS that wraps the data keys: hadoop (default), the --key-provider; or aws, AWS KMS, where"
-                + " --key-name is a key id, a key ARN or alias/NAME (GenerateDataKey and Decrypt; credentials from S3A's"
-                + " settings where S3A is on the class path, else the AWS SDK's: AWS_ACCESS_KEY_ID..., the profile, the"
-                + " instance). Needs the AWS SDK v2 on the class path: S3A's bundle.")
-        String kms;
-
-        @Option(names = "--kms-region", paramLabel = "REGION", description = "--kms aws: the KMS's region (default:"
-                + " fs.s3a.endpoint.region, else the AWS SDK's: AWS_REGION, the profile).")
-        String kmsRegion;
-
-        @Option(names = "--kms-endpoint", paramLabel = "URL", description = "--kms aws: the KMS's URL, for a VPC endpoint"
-                + " or an emulator (default: AWS's for the region).")
-        String kmsEndpoint;
-
-        @Option(names = "--kms-previous-key", paramLabel = "ARN", description = "--kms aws, decrypt: a KMS key (ARN or id)"
-                + " that --key-name named before (an alias moved to a new key): files whose data keys it wrapped open"
-                + " too. Repeatable.")
-        java.util.List<String> kmsPreviousKeys;
+        @ArgGroup(exclusive = false)
+        KmsOptions kms;
 
         /** The KMS these options name, checked. */
         HadoopEnvelopes.Kms kms(picocli.CommandLine commandLine) {
-            return HadoopEnvelopes.Kms.of(kms, uri, kmsRegion, kmsEndpoint, kmsPreviousKeys, commandLine);
+            return KmsOptions.kms(kms, uri, commandLine);
         }
     }
 

@@ -2,6 +2,7 @@ package io.sealpipe.cli;
 
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -25,23 +26,8 @@ final class RewrapCommand implements Callable<Integer> {
             description = "The Hadoop key provider that wraps the data keys: kms://http@HOST:PORT/kms, or jceks://file/PATH.")
     String provider;
 
-    @Option(names = "--kms", paramLabel = "KMS", defaultValue = "hadoop", description = "The KMS that wraps the data"
-            + " keys: hadoop (default), the --key-provider; or aws, AWS KMS (ReEncrypt to the key that each file's key"
-            + " name, such as an alias, names now; needs kms:ReEncrypt* and kms:Decrypt on both keys).")
-    String kms;
-
-    @Option(names = "--kms-region", paramLabel = "REGION", description = "--kms aws: the KMS's region (default:"
-            + " fs.s3a.endpoint.region, else the AWS SDK's: AWS_REGION, the profile).")
-    String kmsRegion;
-
-    @Option(names = "--kms-endpoint", paramLabel = "URL", description = "--kms aws: the KMS's URL, for a VPC endpoint"
-            + " or an emulator (default: AWS's for the region).")
-    String kmsEndpoint;
-
-    @Option(names = "--kms-previous-key", paramLabel = "ARN", description = "--kms aws: a KMS key (ARN or id) that the"
-            + " files' key name named before (an alias moved to a new key), whose data keys are to be moved to the key"
-            + " it names now. Repeatable; files of keys not given are left as they are.")
-    java.util.List<String> kmsPreviousKeys;
+    @Mixin
+    KmsOptions kms;
 
     @Option(names = "--dry-run", description = "Say what would be rewrapped (the KMS re-encrypts each data key, to know),"
             + " and change no file.")
@@ -56,8 +42,7 @@ final class RewrapCommand implements Callable<Integer> {
             throw new java.io.IOException("rewrap needs Hadoop's client on the class path, which the CLI jar does not"
                     + " hold: SEALPIPE_CLASSPATH=\"$(hadoop classpath)\" ./sealpipe rewrap ...");
         }
-        boolean ok = HadoopRewrap.run(HadoopEnvelopes.Kms.of(kms, provider, kmsRegion, kmsEndpoint, kmsPreviousKeys,
-                spec.commandLine()), paths, dryRun, spec.commandLine().getOut(), spec.commandLine().getErr());
+        boolean ok = HadoopRewrap.run(KmsOptions.kms(kms, provider, spec.commandLine()), paths, dryRun, spec.commandLine().getOut(), spec.commandLine().getErr());
         return ok ? Main.OK : Main.FAILED;
     }
 }
