@@ -202,6 +202,24 @@ class SealedAwsKmsS3aTest {
         assertEquals(0, kms.requests("Decrypt") - decrypts, "the writer reads its own files with the key it kept");
     }
 
+    /** The key named by its id or its ARN, as AWS names keys, besides an alias. */
+    @Test
+    void theKeyNamedByItsIdOrItsArn() throws Exception {
+        for (String name : List.of(AwsKmsServer.KEY_MAIN, AwsKmsServer.arn(AwsKmsServer.KEY_MAIN))) {
+            byte[] data = data(3000, name.length());
+            String p = "named/" + name.length();
+            try (FileSystem fs = sealed(conf(name, kms.endpoint()))) {
+                write(fs, sealedPath(p), data);
+            }
+            try (FileSystem fs = sealed(conf(name, kms.endpoint()))) {
+                assertArrayEquals(data, read(fs, sealedPath(p)), name);
+            }
+            Envelope envelope = envelope(p, data.length);
+            assertEquals(name, envelope.keyName(), "the key as configured");
+            assertEquals(AwsKmsServer.arn(AwsKmsServer.KEY_MAIN), envelope.versionName(), "the key's ARN");
+        }
+    }
+
     /**
      * A thousand files written by one file system and read by another, with the defaults: the
      * server sees at most 10 KMS calls (one GenerateDataKey, one Decrypt per data key read),
