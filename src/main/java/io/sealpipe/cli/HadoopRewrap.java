@@ -26,9 +26,13 @@ import org.apache.hadoop.fs.RemoteIterator;
  * {@code sealpipe rewrap}: the data keys of envelope files wrapped again under their key's
  * current version, as {@code hdfs crypto -reencryptZone} does for a zone's files. Each data key
  * is re-encrypted by the KMS ({@link EnvelopeKms#rewrap}: Hadoop's {@code REENCRYPT_EEK}, AWS
- * KMS's {@code ReEncrypt}; the data key never leaves it) once,
- * however many files it sealed, and checked before any file changes: the KMS must unwrap the new
- * form to a key that matches the file's key commitment. A file's message (every chunk) is copied
+ * KMS's {@code ReEncrypt}; the data key never leaves it) once, however many files it sealed.
+ * Under Hadoop's KMS the new form is checked before any file changes: the KMS must unwrap it to a
+ * key that matches the file's key commitment. Under AWS KMS nothing is unwrapped: {@code
+ * ReEncrypt} decrypts the old form, authenticated under its encryption context, and encrypts
+ * the same data key under the same context inside the KMS, so the data key never reaches this
+ * process (and the rewrap needs no {@code kms:Decrypt}); the file system's readers authenticate
+ * every chunk under the key the new form unwraps to. A file's message (every chunk) is copied
  * byte for byte behind its new envelope into a hidden file beside it, which then replaces the
  * file in one rename: a run killed at any point leaves each file as it was or rewrapped, both
  * readable, and at most a hidden {@code .NAME.sealpipe-rewrap-*} file (never a whole envelope
@@ -226,6 +230,10 @@ final class HadoopRewrap {
             return null;
         }
         Envelope renewed = old.rewrapped(again.versionName(), again.iv(), again.wrapped());
+        if (renewed.kind() == Envelope.KIND_AWS) {
+            rewrapped.put(id, renewed); // AWS's ReEncrypt: authenticated inside the KMS, the data key never out
+            return renewed;
+        }
         byte[] dataKey = HadoopEnvelopes.unwrap(kms, renewed);
         try {
             GcmStreams check = GcmStreams.builder().key(dataKey).context(renewed.context()).build();

@@ -510,10 +510,12 @@ class SealedAwsKmsS3aTest {
         kms.updateAlias(AwsKmsServer.ALIAS_CLI, AwsKmsServer.KEY_NEXT);
         try {
             int reEncrypts = kms.requests("ReEncrypt");
+            int decrypts = kms.requests("Decrypt");
             String rewrap = cli(dir, "rewrap", "--kms", "aws", new String[] {"--kms-endpoint", kms.endpoint(),
                 "--kms-previous-key", AwsKmsServer.arn(AwsKmsServer.KEY_MAIN)}, "s3a://" + S3Server.BUCKET + "/cli/");
             assertTrue(rewrap.contains("rewrapped 3"), rewrap);
             assertEquals(2, kms.requests("ReEncrypt") - reEncrypts, "one ReEncrypt per data key: the CLI's, the file system's");
+            assertEquals(0, kms.requests("Decrypt") - decrypts, "the data keys never left the KMS");
             for (String p : List.of("cli/from-cli.bin", "cli/a", "cli/b")) {
                 FileStatus status = s3a.getFileStatus(plainPath(p));
                 assertEquals(AwsKmsServer.arn(AwsKmsServer.KEY_NEXT),
