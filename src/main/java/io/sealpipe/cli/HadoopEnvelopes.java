@@ -168,11 +168,11 @@ final class HadoopEnvelopes {
     }
 
     private static IOException failed(String what, String key, EnvelopeKms kms, Exception e) {
-        String more = "";
-        if (kms instanceof HadoopEnvelopeKms) {
-            more = KmsGeneration.refusal(e) != null
-                    ? "; the KMS refused: encrypt needs GENERATE_EEK and DECRYPT_EEK on the key, decrypt DECRYPT_EEK"
-                    : "; is the provider reachable?";
+        String more;
+        if (KmsGeneration.refusal(e) != null) {
+            more = kms.refusalAdvice().isEmpty() ? "" : "; the KMS refused: " + kms.refusalAdvice();
+        } else {
+            more = "; is the KMS reachable?";
         }
         return new IOException("cannot " + what + " the key " + key + " in " + kms.location() + ": " + e.getMessage()
                 + more, e);

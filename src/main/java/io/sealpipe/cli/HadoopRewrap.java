@@ -230,8 +230,8 @@ final class HadoopRewrap {
             return null;
         }
         Envelope renewed = old.rewrapped(again.versionName(), again.iv(), again.wrapped());
-        if (renewed.kind() == Envelope.KIND_AWS) {
-            rewrapped.put(id, renewed); // AWS's ReEncrypt: authenticated inside the KMS, the data key never out
+        if (kms.rewrapKeepsDataKey()) {
+            rewrapped.put(id, renewed); // proven inside the KMS (AWS's ReEncrypt): the data key never out
             return renewed;
         }
         byte[] dataKey = HadoopEnvelopes.unwrap(kms, renewed);

@@ -181,6 +181,12 @@ public final class AwsEnvelopeKms implements EnvelopeKms {
         return location;
     }
 
+    /** {@code ReEncrypt} decrypts and encrypts again inside the KMS: the data key stays the same. */
+    @Override
+    public boolean rewrapKeepsDataKey() {
+        return true;
+    }
+
     /** A {@code GenerateDataKey}: the data key and its wrapped form, in one call. */
     @Override
     public DataKey generate(String keyName) throws IOException {

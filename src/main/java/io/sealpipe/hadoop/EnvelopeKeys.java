@@ -532,6 +532,11 @@ final class EnvelopeKeys implements Closeable {
         }
     }
 
+    private static String advice(EnvelopeKms kms) {
+        String advice = kms.refusalAdvice();
+        return advice == null || advice.isEmpty() ? "" : "; " + advice;
+    }
+
     /** A KMS call's failure, naming what was asked, the key and the KMS; a refusal stays an {@link AccessControlException}. */
     private IOException failed(String what, Envelope envelope, EnvelopeKms kms, IOException e) {
         String key = envelope == null ? "'" + keyName + "'" : "'" + envelope.keyName() + "' (version "
@@ -539,9 +544,7 @@ final class EnvelopeKeys implements Closeable {
         AccessControlException refusal = KmsGeneration.refusal(e);
         if (refusal != null) {
             AccessControlException denied = new AccessControlException("the KMS " + kms.location() + " refused to " + what
-                    + " the key " + key + ": " + refusal.getMessage() + (kms instanceof HadoopEnvelopeKms
-                            ? "; a writer needs GENERATE_EEK and DECRYPT_EEK on the key, a reader DECRYPT_EEK"
-                                    + " (docs/sealed-files.md, \"Keys in a KMS\")" : ""));
+                    + " the key " + key + ": " + refusal.getMessage() + advice(kms));
             denied.initCause(e);
             return denied;
         }

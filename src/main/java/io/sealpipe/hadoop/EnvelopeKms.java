@@ -71,6 +71,27 @@ public interface EnvelopeKms extends Closeable {
     WrappedKey rewrap(WrappedKey wrapped) throws IOException;
 
     /**
+     * What the caller needs on the key, added to the message when this KMS refuses a call, such as
+     * {@code "a writer needs GENERATE_EEK and DECRYPT_EEK on the key"}.
+     *
+     * @return the permissions a writer and a reader need, or "" (the default) to add nothing
+     */
+    default String refusalAdvice() {
+        return "";
+    }
+
+    /**
+     * Whether {@link #rewrap} is proven inside the KMS to hold the same data key (AWS KMS's {@code
+     * ReEncrypt}, which never hands the data key out). If not (the default), {@code sealpipe
+     * rewrap} unwraps the new form and checks that it opens the file before it stores it.
+     *
+     * @return true if the KMS itself authenticates the data key it wraps again
+     */
+    default boolean rewrapKeepsDataKey() {
+        return false;
+    }
+
+    /**
      * A data key in the form an envelope stores: the key that wrapped it (as configured), the
      * version or resolved id of that key the KMS names, the IV of the wrapping (empty where the
      * KMS keeps it in the wrapped bytes), and the wrapped bytes. Its arrays are copies.

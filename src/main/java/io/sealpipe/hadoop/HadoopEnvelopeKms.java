@@ -68,6 +68,12 @@ public final class HadoopEnvelopeKms implements EnvelopeKms {
         return location;
     }
 
+    @Override
+    public String refusalAdvice() {
+        return "a writer needs GENERATE_EEK and DECRYPT_EEK on the key, a reader DECRYPT_EEK"
+                + " (docs/sealed-files.md, \"Keys in a KMS\")";
+    }
+
     /** A {@code GENERATE_EEK}: the wrapped form only (the file system unwraps it, a {@code DECRYPT_EEK}). */
     @Override
     public DataKey generate(String keyName) throws IOException {

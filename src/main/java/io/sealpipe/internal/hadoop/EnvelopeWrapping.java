@@ -1,7 +1,6 @@
 package io.sealpipe.internal.hadoop;
 
 import io.sealpipe.hadoop.EnvelopeKms;
-import io.sealpipe.hadoop.HadoopEnvelopeKms;
 import io.sealpipe.internal.Envelope;
 import java.io.IOException;
 import java.util.Arrays;
@@ -73,6 +72,6 @@ public final class EnvelopeWrapping {
         throw new IOException("the KMS " + kms.location() + " gave the data key of key '" + envelope.keyName()
                 + "' (version " + envelope.versionName() + ") as " + (material == null ? "nothing"
                         : material.length + " bytes") + ", not the " + Envelope.DATA_KEY_BYTES + " of a 256-bit data key"
-                + (kms instanceof HadoopEnvelopeKms ? ": the key must be 256 bits (hadoop key create NAME -size 256)" : ""));
+                + ": the KMS key must make 256-bit data keys (Hadoop's KMS: hadoop key create NAME -size 256)");
     }
 }
