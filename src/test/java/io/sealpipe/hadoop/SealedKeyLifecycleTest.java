@@ -4,6 +4,7 @@ import static io.sealpipe.hadoop.SealedFixture.data;
 import static io.sealpipe.hadoop.SealedFixture.write;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -28,6 +29,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The sealed file system never seals a file under a key its owner does not hold: not when
@@ -54,6 +57,74 @@ class SealedKeyLifecycleTest {
         return new Path("sfile://" + dir.resolve(name).toAbsolutePath());
     }
 
+    /** Where a forced {@code FileSystem.close()} lands in a writer's create, write and close. */
+    enum Stage {
+        BEFORE_CREATE, AFTER_CREATE, MID_WRITE, AFTER_WRITE, AFTER_CLOSE
+    }
+
+    /**
+     * Each outcome of the race below, forced: the file system closed by another thread (started
+     * and joined) at each stage of one writer. Closed before the create, the create fails and
+     * makes no file; closed while the file is open (created, half written, all written), a write
+     * or the close fails with an {@code IOException} and what is stored verifies under no key;
+     * closed after, the file is sealed whole under the real key.
+     */
+    @ParameterizedTest
+    @EnumSource(Stage.class)
+    void closeAtEachStageOfAWriterSealsOrFailsWithIOException(Stage stage) throws Exception {
+        byte[] key = material(fixture.keystore, SealedFixture.KEY);
+        FileSystem fs = FileSystem.newInstance(URI.create("sfile:///"), fixture.conf);
+        write(fs, fixture.sealedPath("warm"), new byte[1]); // reads the key versions
+        Path path = fixture.sealedPath("w");
+        IOException failure = null;
+        try {
+            closeAt(stage, Stage.BEFORE_CREATE, fs);
+            try (FSDataOutputStream out = fs.create(path, true)) {
+                closeAt(stage, Stage.AFTER_CREATE, fs);
+                out.write(PLAIN, 0, PLAIN.length / 2);
+                closeAt(stage, Stage.MID_WRITE, fs);
+                out.write(PLAIN, PLAIN.length / 2, PLAIN.length - PLAIN.length / 2);
+                closeAt(stage, Stage.AFTER_WRITE, fs);
+            }
+            closeAt(stage, Stage.AFTER_CLOSE, fs);
+        } catch (IOException e) {
+            failure = e;
+        } finally {
+            fs.close();
+        }
+        java.nio.file.Path stored = dir.resolve("w");
+        byte[] bytes = Files.exists(stored) ? Files.readAllBytes(stored) : new byte[0];
+        for (byte[] torn : KeyRaces.tornKeys(key)) {
+            assertFalse(KeyRaces.opens(torn, bytes, new byte[0]), "the file verifies under a zeroed or half-zeroed key");
+        }
+        if (stage == Stage.AFTER_CLOSE) {
+            assertNull(failure, "the writer failed");
+            assertArrayEquals(PLAIN, KeyRaces.open(key, bytes, new byte[0]));
+            return;
+        }
+        assertTrue(failure != null && failure.getMessage().contains("closed"), "the writer, closed " + stage + ": " + failure);
+        assertFalse(KeyRaces.opens(key, bytes, new byte[0]), "a failed writer left a file that verifies");
+        if (stage == Stage.BEFORE_CREATE) {
+            assertFalse(Files.exists(stored), "a create after the close made a file");
+        }
+    }
+
+    /** Closes {@code fs} on another thread, and waits for it, if {@code stage} is {@code at}. */
+    private static void closeAt(Stage stage, Stage at, FileSystem fs) throws Exception {
+        if (stage != at) {
+            return;
+        }
+        ExecutorService closer = Executors.newSingleThreadExecutor();
+        try {
+            closer.submit(() -> {
+                fs.close();
+                return null;
+            }).get();
+        } finally {
+            closer.shutdown();
+        }
+    }
+
     /**
      * Thousands of rounds, each a new file system instance whose {@code close()} races a
      * {@code create}, {@code write} and {@code close} of one file, both released by one latch.
@@ -61,7 +132,9 @@ class SealedKeyLifecycleTest {
      * by an {@code IOException} and the stored bytes (none, or a file left unsealed) verifying
      * under no key that a torn read could give. The keys are in a {@code user:///} provider (the
      * current user's credentials), which is read in microseconds where a JCEKS entry takes a
-     * slow password-based decryption per instance.
+     * slow password-based decryption per instance. How the rounds split between sealed and
+     * refused depends on the scheduling; {@link #closeAtEachStageOfAWriterSealsOrFailsWithIOException}
+     * forces each outcome.
      */
     @Test
     void closeRacingCreateWriteCloseSealsUnderTheRealKeyOrFailsWithIOException() throws Exception {
