@@ -1,5 +1,6 @@
 package io.sealpipe;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -7,16 +8,24 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.sealpipe.gcm.GcmOutputStream;
+import io.sealpipe.gcm.GcmSeekableChannel;
+import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.snappy.PipelineFailureTest;
+import io.sealpipe.snappy.PipelineRoundTripTest;
 import io.sealpipe.snappy.PipelineRoundTripTest.Pipeline;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -30,7 +39,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Issue 29's full disk: each stream writes {@value #SIZE} bytes of random data to a file on a
  * {@link Tmpfs} of {@value #DISK} bytes. The write fails with the kernel's "No space left on
  * device" as an {@code IOException}; {@code abort()} and {@code close()} after it throw nothing
- * else and do not hang; what a GCM stream left on the disk is rejected by every reader; the disk
+ * else and do not hang; what a GCM stream left on the disk (the file is made before the first
+ * write, so there always is one) is rejected by every reader ({@link #assertRejected}); the disk
  * is writable again once that file is deleted.
  */
 class FullDiskTest {
@@ -115,14 +125,91 @@ class FullDiskTest {
         PipelineFailureTest.assertWorkersIdle();
     }
 
+    /**
+     * Every reader rejects what a failed GCM stream left ({@link #readers}).
+     */
     private static void assertRejected(Pipeline p, byte[] left) {
-        byte[] back;
+        readers(p, left).forEach((reader, read) -> {
+            byte[] back;
+            try {
+                back = read.read();
+            } catch (IOException rejected) {
+                return;
+            }
+            fail(reader + " read a GCM message cut short by a full disk (" + left.length + " bytes stored): "
+                    + back.length + " bytes");
+        });
+    }
+
+    /**
+     * The positive control of {@link #assertRejected}: on a whole message, every one of its
+     * readers gives the plaintext back, so a reader that rejects it there is a reader that reads.
+     */
+    @Test
+    void everyReaderOfTheCheckReadsAWholeMessage() {
+        Pipeline p = Pipeline.of(Pipeline.Mode.GCM, false, 2);
+        byte[] plain = Arrays.copyOf(PLAIN, (1 << 20) + 3 * 16384 + 5); // past the first MiB, where parallel reading starts
+        byte[] whole;
         try {
-            back = p.decrypt(left, 1 << 16);
-        } catch (IOException rejected) {
-            return;
+            whole = p.encrypt(plain, PipelineRoundTripTest.Writes.ONE_WRITE);
+        } catch (IOException e) {
+            throw new AssertionError(e);
         }
-        fail("a GCM message cut short by a full disk verified: " + back.length + " bytes");
+        Map<String, Read> readers = readers(p, whole);
+        assertEquals(11, readers.size(), readers.keySet().toString());
+        readers.forEach((reader, read) -> {
+            try {
+                byte[] back = read.read();
+                assertArrayEquals(reader.contains("last byte") ? new byte[] {plain[plain.length - 1]} : plain, back, reader);
+            } catch (IOException e) {
+                throw new AssertionError(reader + " rejected a whole message", e);
+            }
+        });
+    }
+
+    /** A read of a stored GCM message. */
+    private interface Read {
+        byte[] read() throws IOException;
+    }
+
+    /**
+     * Every way to read {@code stored}: the pipeline's own stream (through Snappy when it
+     * compresses), and on the GCM layer a stream at parallelism 1 and 2, a channel, a buffer, and
+     * a seekable channel read to its end and at its last byte.
+     */
+    private static Map<String, Read> readers(Pipeline p, byte[] stored) {
+        Map<String, Read> readers = new LinkedHashMap<>();
+        readers.put("the pipeline's stream", () -> p.decrypt(stored, 1 << 16));
+        for (int parallelism : new int[] {1, 2}) {
+            GcmStreams gcm = Pipeline.of(Pipeline.Mode.GCM, false, parallelism).gcm();
+            String at = " at parallelism " + parallelism;
+            readers.put("a stream" + at, () -> readAll(gcm.decrypt(new ByteArrayInputStream(stored))));
+            readers.put("a channel" + at, () -> readAll(gcm.decrypt(Channels.newChannel(new ByteArrayInputStream(stored)))));
+            readers.put("a buffer" + at, () -> readAll(gcm.decrypt(ByteBuffer.wrap(stored))));
+            readers.put("a seekable channel read to its end" + at, () -> {
+                try (GcmSeekableChannel channel = gcm.open(new MemorySeekableChannel(stored))) {
+                    ByteBuffer all = ByteBuffer.allocate((int) channel.size());
+                    while (all.hasRemaining() && channel.read(all) >= 0) {
+                        // to the end of what the channel claims
+                    }
+                    return all.array();
+                }
+            });
+            readers.put("a seekable channel read at its last byte" + at, () -> {
+                try (GcmSeekableChannel channel = gcm.open(new MemorySeekableChannel(stored))) {
+                    ByteBuffer last = ByteBuffer.allocate(1);
+                    channel.position(Math.max(0, channel.size() - 1)).read(last);
+                    return last.array();
+                }
+            });
+        }
+        return readers;
+    }
+
+    private static byte[] readAll(java.io.InputStream in) throws IOException {
+        try (in) {
+            return in.readAllBytes();
+        }
     }
 
     /** The failed file is all the disk holds: deleted, the disk takes a small file again. */

@@ -1,5 +1,6 @@
 package io.sealpipe.hadoop;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -10,6 +11,8 @@ import io.sealpipe.Tmpfs;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
@@ -22,8 +25,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * written to it. The write fails with the disk's error (Hadoop's local file system reports it as
  * an {@code FSError}, an Error, whose cause is the kernel's "No space left on device"); {@code
  * abort()} after it throws nothing and {@code close()} nothing but that failure (again, or as
- * the cause of "the message was not finished"), and neither hangs; the file left behind is
- * rejected by the sealed file system.
+ * the cause of "the message was not finished"), and neither hangs; no file is left, or one that
+ * every reader of the sealed file system rejects ({@link #assertNoFileOrRejectedByEveryReader}).
  */
 class SealedFullDiskTest {
 
@@ -53,18 +56,75 @@ class SealedFullDiskTest {
                     assertSame(e, again == e ? again : again.getCause(), "a close after the failure: " + again);
                 }
             });
-            if (fs.exists(file)) {
-                byte[] back = null;
-                try (FSDataInputStream in = fs.open(file)) {
-                    back = in.readAllBytes(); // to its end: a shorter file that verified would end early here
-                } catch (IOException rejected) {
-                    // what must happen
-                }
-                if (back != null) {
-                    fail("a sealed file cut short by a full disk was read: " + back.length + " of " + data.length
-                            + " bytes");
-                }
+            assertNoFileOrRejectedByEveryReader(fs, file, data.length);
+        }
+    }
+
+    /**
+     * No file, or one that every reader of the sealed file system rejects: a stream read to its
+     * end, a positioned read of the whole length the file system reports, and one of its last
+     * byte (a shorter file that verified would end early, or report a length).
+     */
+    static void assertNoFileOrRejectedByEveryReader(FileSystem fs, org.apache.hadoop.fs.Path file, int written)
+            throws IOException {
+        if (!fs.exists(file)) {
+            return;
+        }
+        readers(fs, file).forEach((reader, read) -> {
+            int back;
+            try {
+                back = read.read();
+            } catch (IOException rejected) {
+                return;
+            }
+            fail(reader + ": a sealed file cut short by a full disk was read (" + back + " of " + written + " bytes)");
+        });
+    }
+
+    /** The positive control of the check: every one of its readers reads a whole sealed file. */
+    @org.junit.jupiter.api.Test
+    void everyReaderOfTheCheckReadsAWholeFile(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        SealedFixture fixture = new SealedFixture(dir);
+        byte[] data = SealedFixture.data(100_000, 30);
+        try (FileSystem fs = fixture.sealed()) {
+            org.apache.hadoop.fs.Path file = fixture.sealedPath("whole");
+            SealedFixture.write(fs, file, data);
+            Map<String, Read> readers = readers(fs, file);
+            assertEquals(3, readers.size());
+            for (Map.Entry<String, Read> reader : readers.entrySet()) {
+                assertEquals(data.length, reader.getValue().read(), reader.getKey());
             }
         }
+    }
+
+    /** Every way the check reads {@code file}, each giving the length it read. */
+    private static Map<String, Read> readers(FileSystem fs, org.apache.hadoop.fs.Path file) {
+        Map<String, Read> readers = new LinkedHashMap<>();
+        readers.put("a stream read to its end", () -> {
+            try (FSDataInputStream in = fs.open(file)) {
+                return in.readAllBytes().length;
+            }
+        });
+        readers.put("a positioned read of the whole length", () -> {
+            try (FSDataInputStream in = fs.open(file)) {
+                byte[] all = new byte[(int) fs.getFileStatus(file).getLen()];
+                in.readFully(0, all);
+                return all.length;
+            }
+        });
+        readers.put("a positioned read of the last byte", () -> {
+            try (FSDataInputStream in = fs.open(file)) {
+                long length = fs.getFileStatus(file).getLen();
+                byte[] last = new byte[1];
+                in.readFully(Math.max(0, length - 1), last);
+                return (int) length;
+            }
+        });
+        return readers;
+    }
+
+    /** A read of a stored file; returns how many bytes it read. */
+    private interface Read {
+        int read() throws IOException;
     }
 }
