@@ -187,12 +187,8 @@ class FailedCipherSetupTest {
         CryptoOutputStream out = ctr.encrypt(new ByteArrayOutputStream());
         engine.failCreateAfter = 1; // the first helper is made, the second fails
         // a write large enough for the helpers
-        assertThrows(OutOfMemoryError.class, () -> out.write(new byte[4 << 20]));
-        try {
-            out.close();
-        } catch (IOException | RuntimeException | Error e) {
-            // the stream failed: its close may say so
-        }
+        OutOfMemoryError failure = assertThrows(OutOfMemoryError.class, () -> out.write(new byte[4 << 20]));
+        assertClosesWithNothingBut(failure, out);
         assertEquals(0, engine.open(), "ciphers left open");
     }
 
@@ -203,12 +199,22 @@ class FailedCipherSetupTest {
         GcmStreams gcm = GcmStreams.builder().engine(engine).key(KEY).parallelism(3).build();
         GcmOutputStream out = gcm.encrypt(new ByteArrayOutputStream());
         engine.failCreateAfter = 1; // the stream's own cipher was made; the first helper is, the second fails
-        assertThrows(OutOfMemoryError.class, () -> out.write(new byte[4 << 20])); // past the first MiB: helpers
+        OutOfMemoryError failure = assertThrows(OutOfMemoryError.class, () -> out.write(new byte[4 << 20])); // past the first MiB: helpers
+        assertClosesWithNothingBut(failure, out);
+        assertEquals(0, engine.open(), "ciphers left open");
+    }
+
+    /**
+     * A close after the stream failed returns, or throws that failure again or as the cause of
+     * its own ("the message was not finished"): never another error.
+     */
+    private static void assertClosesWithNothingBut(Throwable failure, java.io.Closeable out) {
         try {
             out.close();
-        } catch (IOException | RuntimeException | Error e) {
-            // the stream failed: its close may say so
+        } catch (Throwable again) {
+            if (again != failure && again.getCause() != failure) {
+                throw new AssertionError("a close after the failure threw something else than it: " + again, again);
+            }
         }
-        assertEquals(0, engine.open(), "ciphers left open");
     }
 }
