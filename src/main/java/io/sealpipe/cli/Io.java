@@ -23,8 +23,11 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.util.HexFormat;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
@@ -102,8 +105,22 @@ final class Io {
 
     /**
      * An output that becomes visible only when {@link Output#commit()} is called: a file is
-     * written to a temporary file beside it, {@code .OUT.sealpipe-PID.tmp} (PID this process's
-     * id), synced, and then published under its name; standard output is used as is.
+     * written to a temporary file beside it, {@code .OUT.sealpipe-PID-RANDOM.tmp}, synced, and
+     * then published under its name; standard output is used as is.
+     *
+     * <p><b>The temporary file is this run's alone.</b> PID is this process's id and RANDOM 16 hex
+     * digits from {@link SecureRandom}: runs with one PID (two containers sharing a volume, each
+     * run PID 1; two NFS clients) never make one name, and {@code CREATE_NEW} fails rather than
+     * open a file that exists. The file is created as {@code .OUT.sealpipe-PID-RANDOM.new}, locked,
+     * and only then renamed to its {@code .tmp} name, the only one {@link #removeLeftovers} looks
+     * at: on a file system with locks, a {@code .tmp} file whose writer runs is always locked. Its
+     * file key (device and inode) is noted when it is created; before it is given OUT's name (and
+     * before {@code replace} changes its mode) the file under the temporary name must still have
+     * that key, else {@link #commit()} throws and OUT is left as it was: a file that another
+     * process removed or put in its place is never published. What is left: between that last
+     * look and the rename, a process that removes this run's temporary file and makes another
+     * under the same random name; no sealpipe run does. On a file system without file keys the
+     * look is only that a regular file has the name.
      *
      * <p><b>Publishing.</b> Without {@code replace}, the temporary file gets the name by a hard
      * link, which fails if the name exists (whatever made it, and however late), so an existing
@@ -116,14 +133,13 @@ final class Io {
      *
      * <p><b>What is left after a failure.</b> The temporary file holds what would be OUT
      * (decrypted plaintext, a key), so it is created readable by its owner only (rw-------, from
-     * its first byte), and it is removed on every way out but success: by {@link #close()}, and
-     * by a shutdown hook when SIGINT or SIGTERM ends the JVM mid-stream (the JVM then exits 130
-     * or 143 on its own). The hook is removed by {@code close()}, so a normal exit runs nothing,
-     * and it never removes a committed file. Only a SIGKILL or a crash leaves a temporary file,
-     * and never OUT: the next output to the same OUT removes such leftovers (see
-     * {@link #removeLeftovers}). The writer holds a lock on its temporary file while it writes, so
-     * a process in another PID namespace or on another NFS client does not take it for a
-     * leftover.
+     * its first byte), and it is removed on every way out but success (if it is still this run's
+     * file): by {@link #close()}, and by a shutdown hook when SIGINT or SIGTERM ends the JVM
+     * mid-stream (the JVM then exits 130 or 143 on its own). The hook is removed by {@code
+     * close()}, so a normal exit runs nothing, and it never removes a committed file. Only a
+     * SIGKILL or a crash leaves a temporary file, and never OUT: the next output to the same OUT
+     * removes the leftovers it can tell are a dead run's (see {@link #removeLeftovers}). A SIGKILL
+     * in the instant between creating the file and renaming it leaves an empty {@code .new} file.
      *
      * <p>One thread writes and commits; the shutdown hook may run at any time.
      */
@@ -132,9 +148,15 @@ final class Io {
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
         private static final String MARK = ".sealpipe-";
         private static final String SUFFIX = ".tmp";
-        /** The part of a temporary file's name after {@code .OUT.sealpipe-}: the PID, and a number from 2 on. */
-        private static final Pattern PID = Pattern.compile("([0-9]{1,18})(?:-[0-9]{1,9})?");
-        /** The temporary files this JVM is writing: {@link #removeLeftovers} never takes them for leftovers. */
+        /** The temporary file's suffix until it is locked: {@link #removeLeftovers} never looks at it. */
+        private static final String UNLOCKED_SUFFIX = ".new";
+        /**
+         * The part of a temporary file's name after {@code .OUT.sealpipe-}: the PID, then the
+         * random part (or, as earlier versions named them, nothing or a number from 2 on).
+         */
+        private static final Pattern PID = Pattern.compile("([0-9]{1,18})(?:-[0-9a-f]{16}|-[0-9]{1,9})?");
+        private static final SecureRandom RANDOM = new SecureRandom();
+        /** The temporary files this JVM is writing: {@link #removeLeftovers} says nothing of them. */
         private static final Set<Path> WRITING = ConcurrentHashMap.newKeySet();
 
         private final Path target;
@@ -144,6 +166,12 @@ final class Io {
         final OutputStream stream;
         private FileChannel channel; // guarded by this, like the fields below
         private Path temp;
+        /** The file key of the temporary file this run created; null where the file system has none. */
+        private Object fileKey;
+        /** Whether {@link #fileKey} was read: until then no file under the temporary name is taken for ours. */
+        private boolean identified;
+        /** The {@code .tmp} name while this JVM holds it in {@link #WRITING}. */
+        private Path registered;
         private boolean committed;
         private boolean removedOnSignal;
 
@@ -157,8 +185,8 @@ final class Io {
 
         /**
          * The file {@code file}, replaced at {@link #commit()} if it exists only with {@code
-         * replace}; {@code err} gets a line for each leftover removed and for a file removed on a
-         * signal.
+         * replace}; {@code err} gets a line for each leftover removed or left unsure and for a file
+         * removed on a signal.
          */
         static Output file(Path file, PrintWriter err, boolean replace) throws IOException {
             return new Output(file, err, replace);
@@ -201,37 +229,59 @@ final class Io {
         }
 
         /**
-         * Creates {@code .NAME.sealpipe-PID.tmp} (with {@code -2}, {@code -3}... after the PID
-         * while this JVM writes that one), owner only, and locks it.
+         * Creates {@code .NAME.sealpipe-PID-RANDOM.new}, owner only, locks it and renames it to
+         * {@code .NAME.sealpipe-PID-RANDOM.tmp} (see the class comment).
          */
         private void createTemporaryFile(Path dir, String name) throws IOException {
-            String prefix = "." + name + MARK + ProcessHandle.current().pid();
-            for (int n = 1; ; n++) {
-                Path candidate = dir.resolve(prefix + (n == 1 ? "" : "-" + n) + SUFFIX);
-                if (!WRITING.add(candidate)) {
-                    continue;
-                }
+            String base;
+            Path created;
+            for (int attempt = 1; ; attempt++) {
+                byte[] random = new byte[8];
+                RANDOM.nextBytes(random);
+                base = "." + name + MARK + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(random);
+                created = dir.resolve(base + UNLOCKED_SUFFIX);
                 try {
-                    channel = FileChannel.open(candidate,
+                    channel = FileChannel.open(created,
                             Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), ownerOnly(dir));
-                    temp = candidate;
+                    break;
                 } catch (FileAlreadyExistsException e) {
-                    WRITING.remove(candidate); // a leftover that could not be removed: the next number
-                    if (n < 100) {
-                        continue;
+                    if (attempt == 3) {
+                        throw e; // 64 random bits three times taken: something else makes these names
                     }
-                    throw e;
-                } catch (IOException | RuntimeException e) {
-                    WRITING.remove(candidate);
-                    throw e;
                 }
-                try {
-                    channel.tryLock(); // null only if another process took it first; then it has no lock
-                } catch (IOException | OverlappingFileLockException e) {
-                    // No locks on this file system: leftovers are told by their PID alone.
-                }
-                return;
             }
+            temp = created;
+            try {
+                // The file just created: another under this name would need a process that removes
+                // it and makes one with this random name in the meantime.
+                fileKey = Files.readAttributes(created, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS)
+                        .fileKey();
+            } catch (NoSuchFileException e) {
+                throw notOurs("", "before this run locked it");
+            }
+            identified = true;
+            TestHooks.reached(TestHooks.Step.CREATED, created);
+            boolean lockedByAnother;
+            try {
+                lockedByAnother = channel.tryLock() == null;
+            } catch (IOException | OverlappingFileLockException noLocks) {
+                lockedByAnother = false; // a file system without locks: see removeLeftovers
+            }
+            if (lockedByAnother) {
+                throw new IOException("another process locked the new temporary file " + created
+                        + " before this run could; " + target + " was not changed: run again");
+            }
+            checkStillOurs("", "before this run locked it");
+            Path named = dir.resolve(base + SUFFIX);
+            WRITING.add(named);
+            registered = named;
+            try {
+                Files.move(created, named); // never over a file: a .tmp file under this name is not ours
+            } catch (NoSuchFileException e) {
+                throw notOurs("", "before this run locked it");
+            }
+            temp = named;
+            checkStillOurs("", "before this run locked it");
         }
 
         static FileAttribute<?>[] ownerOnly(Path dir) {
@@ -240,11 +290,48 @@ final class Io {
         }
 
         /**
+         * Whether the file under the temporary name is the one this run created: false if it is
+         * gone, is another, or cannot be looked at. Never opens it: closing a second channel to
+         * the file would release this JVM's lock on it.
+         */
+        private boolean isOurs() {
+            if (!identified) {
+                return false;
+            }
+            try {
+                BasicFileAttributes now = Files.readAttributes(temp, BasicFileAttributes.class,
+                        LinkOption.NOFOLLOW_LINKS);
+                return fileKey == null ? now.isRegularFile() : fileKey.equals(now.fileKey());
+            } catch (IOException e) {
+                return false;
+            }
+        }
+
+        /**
+         * Throws unless the file under the temporary name is the one this run created: {@code
+         * lead} says what failed (or is empty when the caller says it), {@code when} when the
+         * file was changed.
+         */
+        private void checkStillOurs(String lead, String when) throws IOException {
+            if (!isOurs()) {
+                throw notOurs(lead, when);
+            }
+        }
+
+        private IOException notOurs(String lead, String when) {
+            return new IOException(lead + "the temporary file " + temp + " was removed or replaced by another process "
+                    + when + " (is another run writing the same file?): " + target + " was not changed; let one run at"
+                    + " a time write it, then run again");
+        }
+
+        /**
          * Makes the output visible: syncs the temporary file, publishes it as OUT (without
          * {@code replace}, only if OUT does not exist) and syncs the directory.
          *
          * @throws FileAlreadyExistsException without {@code replace}, if OUT exists: it is left
          *     as it is, and {@link #close()} removes the temporary file
+         * @throws IOException if the file under the temporary name is not the one this run wrote
+         *     (another process removed or replaced it): OUT is left as it is
          */
         synchronized void commit() throws IOException {
             while (removedOnSignal) {
@@ -263,11 +350,14 @@ final class Io {
                 return;
             }
             TestHooks.reached(TestHooks.Step.WRITTEN, temp);
+            String publishing = "cannot publish " + target + ": ";
+            checkStillOurs(publishing, "while this run wrote it"); // before its mode is changed, below
             if (replace) {
                 keepPermissions(temp, target);
             }
             channel.force(true); // the bytes (and the mode) on the disk before the name
             TestHooks.reached(TestHooks.Step.SYNCED, target);
+            checkStillOurs(publishing, "while this run wrote it"); // the last look before the name
             if (replace) {
                 Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             } else {
@@ -303,7 +393,7 @@ final class Io {
                 Files.delete(temp);
             } catch (IOException e) {
                 // OUT is published; a second name for it is left, which the next output to OUT
-                // removes once this process has ended.
+                // in another process removes once this one has ended.
             }
         }
 
@@ -316,7 +406,10 @@ final class Io {
             }
         }
 
-        /** Removes the temporary file if the output was not committed, and the shutdown hook. */
+        /**
+         * Removes the temporary file if the output was not committed and the file is still this
+         * run's, and the shutdown hook.
+         */
         @Override
         public void close() throws IOException {
             if (removeOnSignal == null) {
@@ -329,12 +422,12 @@ final class Io {
             }
             synchronized (this) {
                 try {
-                    if (temp != null && !committed) {
+                    if (temp != null && !committed && isOurs()) {
                         Files.deleteIfExists(temp); // before its lock goes with the channel
                     }
                 } finally {
-                    if (temp != null) {
-                        WRITING.remove(temp);
+                    if (registered != null) {
+                        WRITING.remove(registered);
                     }
                     if (channel != null) {
                         channel.close();
@@ -350,8 +443,13 @@ final class Io {
             }
             removedOnSignal = true;
             try {
-                Files.deleteIfExists(temp);
-                err.println("sealpipe: interrupted: removed the unfinished " + temp + "; " + target + " was not changed");
+                if (isOurs()) {
+                    Files.deleteIfExists(temp);
+                    err.println("sealpipe: interrupted: removed the unfinished " + temp + "; " + target
+                            + " was not changed");
+                } else {
+                    err.println("sealpipe: interrupted: " + target + " was not changed");
+                }
             } catch (IOException e) {
                 err.println("sealpipe: interrupted: could not remove the unfinished " + temp + ": " + describe(e));
             }
@@ -360,14 +458,20 @@ final class Io {
 
         /**
          * Removes the temporary files that runs writing {@code name} left in {@code dir} when they
-         * were killed (SIGKILL) or the machine stopped: {@code .NAME.sealpipe-PID.tmp} (or {@code
-         * -PID-N.tmp}) whose process is no longer running and that no process holds locked. This
-         * JVM's own PID counts as ended for the files it is not writing (an earlier process had
-         * that PID). One line on {@code err} for each file removed; a file that cannot be checked
-         * or removed is left, silently: the output goes on.
+         * were killed (SIGKILL) or the machine stopped, and only those that are certainly not a
+         * running process's: {@code .NAME.sealpipe-PID-RANDOM.tmp} (or, as earlier versions named
+         * them, {@code -PID.tmp} and {@code -PID-N.tmp}) whose PID is not this process's and no
+         * running process's here, and that no process holds locked (a writer locks its file before
+         * it has that name). One line on {@code err} for each file removed, and for each file left
+         * because it may be a running process's: one with this process's PID that this JVM is not
+         * writing (a run with the same number in another PID namespace, a container, or on another
+         * NFS client, may be writing it), or one on a file system without locks whose process is
+         * not running here (it may be running elsewhere). A file that is locked, or cannot be
+         * checked or removed, is left silently: the output goes on.
          */
         static void removeLeftovers(Path dir, String name, PrintWriter err) {
             String prefix = "." + name + MARK;
+            Path out = dir.resolve(name);
             long self = ProcessHandle.current().pid();
             try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, f -> {
                 String n = f.getFileName().toString();
@@ -380,15 +484,29 @@ final class Io {
                         continue;
                     }
                     long pid = Long.parseLong(m.group(1));
-                    if (pid != self && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+                    if (pid == self) {
+                        // Never taken for a dead run's: our number says nothing of a process in
+                        // another PID namespace or on another machine.
+                        left(err, file, out, "it has this process's number (" + pid + "), so it may be the file of"
+                                + " a run with the same number (in another container or on another machine) that is"
+                                + " still writing it");
+                        continue;
+                    }
+                    if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
                         continue; // it may be writing it still
                     }
-                    if (removeIfUnlocked(file)) {
-                        err.println("sealpipe: removed " + file
-                                + ", left by an earlier run that did not finish (process "
-                                + pid + (pid == self ? " ended; this process has its number now)"
-                                : " is no longer running)"));
-                        err.flush();
+                    switch (removeIfUnlocked(file)) {
+                        case REMOVED -> {
+                            err.println("sealpipe: removed " + file + ", left by an earlier run that did not finish"
+                                    + " (process " + pid + " is no longer running)");
+                            err.flush();
+                        }
+                        case NO_LOCKS -> left(err, file, out, "process " + pid + " is not running here, but this file"
+                                + " system has no locks to show whether a run elsewhere (in another container or on"
+                                + " another machine) is still writing it");
+                        case KEPT -> {
+                            // Locked by its writer elsewhere, or not to be checked or removed.
+                        }
                     }
                 }
             } catch (IOException | DirectoryIteratorException e) {
@@ -396,25 +514,37 @@ final class Io {
             }
         }
 
-        /** Removes a regular file that no process holds locked; whether it did. */
-        private static boolean removeIfUnlocked(Path file) {
+        private static void left(PrintWriter err, Path file, Path out, String why) {
+            err.println("sealpipe: left " + file + ": " + why + "; if no run is writing " + out
+                    + ", remove it (it may hold decrypted data or a key)");
+            err.flush();
+        }
+
+        /** What {@link #removeIfUnlocked} did. */
+        private enum Leftover { REMOVED, KEPT, NO_LOCKS }
+
+        /**
+         * Removes a regular file that no process holds locked; left, with {@code NO_LOCKS}, if the
+         * file system cannot say.
+         */
+        private static Leftover removeIfUnlocked(Path file) {
             if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
-                return false;
+                return Leftover.KEPT;
             }
             try (FileChannel c = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
                 try {
                     if (c.tryLock(0, Long.MAX_VALUE, true) == null) {
-                        return false; // a writer in another PID namespace or on another machine
+                        return Leftover.KEPT; // a writer in another PID namespace or on another machine
                     }
                 } catch (OverlappingFileLockException e) {
-                    return false; // this JVM has it locked
+                    return Leftover.KEPT; // this JVM has it locked
                 } catch (IOException noLocks) {
-                    // A file system without locks: the PID decides.
+                    return Leftover.NO_LOCKS;
                 }
                 Files.delete(file);
-                return true;
+                return Leftover.REMOVED;
             } catch (IOException e) {
-                return false;
+                return Leftover.KEPT;
             }
         }
 

@@ -19,6 +19,11 @@ final class TestHooks {
         KEYSTORE_WAITING,
         /** keygen has read the keystore (or found none), under its lock; the path is the keystore. */
         KEYSTORE_READ,
+        /**
+         * An output's temporary file is created, not yet locked and not yet given its {@code .tmp}
+         * name; the path is the temporary file.
+         */
+        CREATED,
         /** An output's bytes are in its temporary file, not yet synced; the path is the temporary file. */
         WRITTEN,
         /** The temporary file is synced and about to be published as the output; the path is the output. */

@@ -105,7 +105,7 @@ class KeygenWriteTest {
         List<Step> steps = recordSteps();
         Path out = dir.resolve("key.hex");
         assertEquals(0, CliRun.run("keygen", "--out", out.toString()).code());
-        assertEquals(List.of(Step.WRITTEN, Step.SYNCED, Step.PUBLISHED, Step.DIRECTORY_SYNCED), steps);
+        assertEquals(List.of(Step.CREATED, Step.WRITTEN, Step.SYNCED, Step.PUBLISHED, Step.DIRECTORY_SYNCED), steps);
     }
 
     @Test
@@ -113,8 +113,8 @@ class KeygenWriteTest {
         Path keystore = dir.resolve("keys.p12");
         List<Step> steps = recordSteps();
         assertEquals(0, CliRun.run(keygenInto(keystore, "a")).code());
-        List<Step> expected = List.of(Step.KEYSTORE_LOCKING, Step.KEYSTORE_READ, Step.WRITTEN, Step.SYNCED,
-                Step.PUBLISHED, Step.DIRECTORY_SYNCED);
+        List<Step> expected = List.of(Step.KEYSTORE_LOCKING, Step.KEYSTORE_READ, Step.CREATED, Step.WRITTEN,
+                Step.SYNCED, Step.PUBLISHED, Step.DIRECTORY_SYNCED);
         assertEquals(expected, steps, "a new keystore");
         steps.clear();
         assertEquals(0, CliRun.run(keygenInto(keystore, "b")).code());

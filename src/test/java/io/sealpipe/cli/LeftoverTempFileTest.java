@@ -21,9 +21,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code encrypt} and {@code decrypt} killed with SIGKILL in the middle of writing OUT (no
- * shutdown hook runs): OUT does not exist, only the temporary file {@code .OUT.sealpipe-PID.tmp}
+ * shutdown hook runs): OUT does not exist, only the temporary file {@code .OUT.sealpipe-PID-RANDOM.tmp}
  * beside it; the next run writing that OUT removes it, and says so, as it removes every leftover
- * of OUT whose process is no longer running, and keeps those of running processes.
+ * of OUT whose process is no longer running; it keeps those of running processes, and those with
+ * its own process number (another container's run may be writing them), which it names.
  */
 class LeftoverTempFileTest {
 
@@ -48,8 +49,8 @@ class LeftoverTempFileTest {
             stdin.write(input, 0, input.length / 2); // and no more: the child waits for the rest
             stdin.flush();
             temp = MidStreamRunFixture.awaitTemporaryFile(dir, p, errFile);
-            assertEquals(".out.bin.sealpipe-" + p.pid() + ".tmp", temp.getFileName().toString(),
-                    "the temporary file names OUT and the process writing it");
+            assertTrue(temp.getFileName().toString().matches("\\.out\\.bin\\.sealpipe-" + p.pid() + "-[0-9a-f]{16}\\.tmp"),
+                    "the temporary file names OUT, the process writing it and a random part: " + temp);
             p.destroyForcibly(); // SIGKILL: no shutdown hook runs
             assertTrue(p.waitFor(60, TimeUnit.SECONDS));
         } finally {
@@ -78,7 +79,12 @@ class LeftoverTempFileTest {
             Path ofRunning = Files.writeString(dir.resolve(".out.sealpipe-" + running.pid() + ".tmp"), "x");
             Path ofEnded = Files.writeString(dir.resolve(".out.sealpipe-" + ended.pid() + ".tmp"), "x");
             Path ofEndedSecond = Files.writeString(dir.resolve(".out.sealpipe-" + ended.pid() + "-2.tmp"), "x");
-            Path ofThisJvm = Files.writeString(dir.resolve(".out.sealpipe-" + ProcessHandle.current().pid() + ".tmp"),
+            Path ofEndedRandom = Files.writeString(dir.resolve(".out.sealpipe-" + ended.pid() + "-0123456789abcdef.tmp"),
+                    "x");
+            Path ofEndedUnlocked = Files.writeString(dir.resolve(".out.sealpipe-" + ended.pid() + "-0123456789abcdef.new"),
+                    "");
+            Path ofThisJvm = Files.writeString(
+                    dir.resolve(".out.sealpipe-" + ProcessHandle.current().pid() + "-fedcba9876543210.tmp"),
                     "not written by any command of this JVM");
             Path ofOtherOut = Files.writeString(dir.resolve(".other.sealpipe-" + ended.pid() + ".tmp"), "x");
             Path notOurs = Files.writeString(dir.resolve(".out.sealpipe-12x.tmp"), "x");
@@ -88,13 +94,19 @@ class LeftoverTempFileTest {
             assertEquals(0, r.code(), r.err());
             assertFalse(Files.exists(ofEnded), "a leftover of an ended process is removed");
             assertFalse(Files.exists(ofEndedSecond), "a leftover of an ended process is removed");
-            assertFalse(Files.exists(ofThisJvm), "a leftover with this JVM's pid that no command of it is writing");
+            assertFalse(Files.exists(ofEndedRandom), "a leftover of an ended process is removed");
+            assertTrue(Files.exists(ofEndedUnlocked), "a file not yet locked by its writer is never looked at");
+            assertTrue(Files.exists(ofThisJvm), "a file with this process's number may be another container's run's");
             assertTrue(Files.exists(ofRunning), "a running process may still be writing it");
             assertTrue(Files.exists(ofOtherOut), "another OUT's");
             assertTrue(Files.exists(notOurs), "not a name sealpipe makes");
-            assertEquals(3, r.err().lines().count(), r.err());
+            assertEquals(4, r.err().lines().count(), r.err());
             assertTrue(r.err().contains("sealpipe: removed " + ofEnded + ", left by an earlier run that did not finish"
                     + " (process " + ended.pid() + " is no longer running)"), r.err());
+            assertTrue(r.err().contains("sealpipe: left " + ofThisJvm + ": it has this process's number ("
+                    + ProcessHandle.current().pid() + "), so it may be the file of a run with the same number (in"
+                    + " another container or on another machine) that is still writing it; if no run is writing "
+                    + dir.resolve("out") + ", remove it"), r.err());
             assertFalse(r.err().contains(ofRunning.toString()), r.err());
         } finally {
             running.destroyForcibly();
