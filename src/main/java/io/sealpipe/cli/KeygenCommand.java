@@ -13,6 +13,7 @@ import java.security.KeyStore;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
 import javax.crypto.SecretKey;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -167,11 +168,19 @@ final class KeygenCommand implements Callable<Integer> {
         } catch (GeneralSecurityException e) {
             throw new IOException("cannot store the key in the --keystore file: " + e.getMessage(), e);
         } catch (IOException e) {
-            throw new IOException(String.valueOf(e.getMessage()).replace(file.toString(), "the --keystore file")
-                    .replace(entry.file.toString(), "the --keystore file"), e);
+            throw new IOException(String.valueOf(e.getMessage()).replaceAll(keystorePath(file), "the --keystore file")
+                    .replaceAll(keystorePath(entry.file), "the --keystore file"), e);
         } finally {
             Arrays.fill(password, '\0');
         }
+    }
+
+    /**
+     * A pattern for the keystore's path in a message, but not where it begins the lock file's
+     * path ({@code KEYSTORE.lock}), which the message must name as it is.
+     */
+    private static String keystorePath(Path keystore) {
+        return Pattern.quote(keystore.toString()) + "(?!\\.lock)";
     }
 
     /**

@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Set;
@@ -21,7 +23,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * would not do within one JVM: it belongs to the whole process, and a second one taken in the
  * same JVM throws {@code OverlappingFileLockException} instead of waiting. The lock file stays
  * after use, empty and readable by its owner only: removing it would let a process that opened
- * it before the removal and one that created it anew both hold "the" lock.
+ * it before the removal and one that created it anew both hold "the" lock. It is opened without
+ * following a symbolic link ({@code NOFOLLOW_LINKS}): a link in its place, to a file anywhere,
+ * is refused with a message that says to remove it, and the file it points to is neither created
+ * nor locked.
  *
  * <p>The keystore's path should be its real path (symbolic links resolved), so that two names
  * for one keystore take one lock. Closed by the thread that took it.
@@ -51,8 +56,9 @@ final class KeystoreLock implements AutoCloseable {
         }
         boolean taken = false;
         try {
-            FileChannel file = FileChannel.open(lockFile, Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
-                    Io.Output.ownerOnly(lockFile.getParent()));
+            // Never through a symbolic link: keygen would create, or lock, the file it points to.
+            FileChannel file = FileChannel.open(lockFile, Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS), Io.Output.ownerOnly(lockFile.getParent()));
             try {
                 FileLock lock = file.tryLock();
                 if (lock == null) {
@@ -68,12 +74,27 @@ final class KeystoreLock implements AutoCloseable {
                 }
             }
         } catch (IOException e) {
-            throw new IOException("cannot lock " + keystore + " with " + lockFile + ": " + Io.describe(e), e);
+            throw new IOException("cannot lock " + keystore + " with " + lockFile + ": " + reason(lockFile, e), e);
         } finally {
             if (!taken) {
                 threads.unlock(); // whatever was thrown, an Error too: this JVM's other keygens go on
             }
         }
+    }
+
+    /** Why the lock file could not be opened or locked: what is wrong, and what to do if a link is. */
+    private static String reason(Path lockFile, IOException e) {
+        if (!Files.isSymbolicLink(lockFile)) {
+            return Io.describe(e);
+        }
+        String to;
+        try {
+            to = " (to " + Files.readSymbolicLink(lockFile) + ")";
+        } catch (IOException unreadable) {
+            to = "";
+        }
+        return "it is a symbolic link" + to + ", which keygen does not follow: remove the link (keygen makes the lock"
+                + " file itself), then run keygen again";
     }
 
     private static void waiting(Path keystore, Path lockFile, PrintWriter err) throws IOException {
