@@ -7,6 +7,7 @@ import io.sealpipe.ctr.CtrStreams;
 import io.sealpipe.gcm.GcmInternals;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -70,9 +71,16 @@ class ManyOpenStreamsTest {
         List<String> command = ChildJvm.command("-XX:+UseG1GC", "-XX:G1HeapRegionSize=1m", "-Xmx2g",
                 "-Xlog:gc+heap=info:file=" + gcLog, "-cp", System.getProperty("java.class.path"),
                 ManyOpenStreamsChild.class.getName(), Integer.toString(STREAMS), "openssl-jni", gcLog.toString());
-        Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(child.waitFor(5, TimeUnit.MINUTES), "the child JVM did not exit");
+        // The child's output goes to a file, read once it exited: a child that hangs is killed
+        // after 5 minutes, not waited for until the fork's own timeout.
+        Path log = dir.resolve("child.log");
+        Process child = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        boolean exited = child.waitFor(5, TimeUnit.MINUTES);
+        if (!exited) {
+            child.destroyForcibly().waitFor();
+        }
+        String output = Files.readString(log, StandardCharsets.UTF_8);
+        assertTrue(exited, () -> "the child JVM did not exit within 5 minutes, and was killed: " + output);
         assertEquals(0, child.exitValue(), output);
 
         assertEquals(STREAMS, value(output, "streams"), output);

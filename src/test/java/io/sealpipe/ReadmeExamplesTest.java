@@ -31,16 +31,16 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every {@code ```java} block of README.md and of the guides under docs/ ({@code docs/*.md})
- * compiles. A block that starts with {@code import} lines is compiled with those and the JDK's
- * {@code java.io}, {@code java.nio} and {@code java.util} packages only, so the imports it shows
- * are complete; any other block also gets sealpipe's packages and Hadoop's {@code
- * org.apache.hadoop.crypto} (which has its own {@code CryptoInputStream} and {@code
- * CryptoOutputStream}) with wildcards, as an application using both does. Each block becomes the
+ * compiles. A block that starts with {@code import} lines is compiled with exactly those (and
+ * {@code java.lang}), so a reader who copies it lacks nothing; any other block gets the JDK's
+ * {@code java.io}, {@code java.nio} and {@code java.util} packages, sealpipe's packages and
+ * Hadoop's {@code org.apache.hadoop.crypto} (which has its own {@code CryptoInputStream} and
+ * {@code CryptoOutputStream}) with wildcards, as an application using both does. Each block becomes the
  * body of a method of its own class; the variables it uses without declaring them ({@link
  * #GIVEN}) are the method's parameters. Every diagnostic is reported, by file and line.
  */
 class ReadmeExamplesTest {
-    /** The JDK's packages, imported for every block. */
+    /** The JDK's packages, imported for a block that shows no imports of its own. */
     private static final List<String> JDK_IMPORTS = List.of("java.io.*", "java.nio.*", "java.nio.channels.*",
             "java.nio.file.*", "java.util.*");
 
@@ -110,8 +110,8 @@ class ReadmeExamplesTest {
     }
 
     /**
-     * The class around block {@code i}: a package line, the JDK's imports, sealpipe's (or blank
-     * lines), the block's own imports on one line, then the class and method line; the block's
+     * The class around block {@code i}: a package line, the JDK's imports and sealpipe's (or
+     * blank lines, for a block with imports of its own), the block's own imports on one line, then the class and method line; the block's
      * first line is line {@link #HEADER_LINES} + 1. The block's import lines become blank lines
      * in the method, so its line numbers stay those of the file.
      */
@@ -134,7 +134,7 @@ class ReadmeExamplesTest {
         }
         StringBuilder text = new StringBuilder("package readme;\n");
         for (String name : JDK_IMPORTS) {
-            text.append("import ").append(name).append(";\n");
+            text.append(own.isEmpty() ? "import " + name + ";" : "").append('\n');
         }
         for (String name : LIBRARY_IMPORTS) {
             text.append(own.isEmpty() ? "import " + name + ";" : "").append('\n');
