@@ -333,8 +333,25 @@ final class YarnCluster implements AutoCloseable {
         return List.of("-libjars", sealpipeJar().toUri().toString());
     }
 
-    /** The jar this JVM loaded sealpipe from (the one {@code invoker:install} put into the local repository). */
+    /**
+     * The jar under test, as the main build wrote it ({@code sealpipe.it.jar}, in its {@code
+     * target}): the one the jobs ship, not the copy in {@code ~/.m2}, which is whatever a build
+     * installed last.
+     */
     static Path sealpipeJar() {
+        String property = System.getProperty("sealpipe.it.jar");
+        if (property == null) {
+            throw new IllegalStateException("sealpipe.it.jar is not set: run the tests with mvn verify from the project");
+        }
+        Path jar = Path.of(property).toAbsolutePath();
+        if (!Files.isRegularFile(jar)) {
+            throw new IllegalStateException("sealpipe.it.jar: no file " + jar + ": build the main project first (mvn package)");
+        }
+        return jar;
+    }
+
+    /** The jar this JVM loaded sealpipe from (the test class path's copy, from the local repository). */
+    private static Path loadedSealpipeJar() {
         try {
             Path jar = Path.of(SealpipeAesCtrCryptoCodec.class.getProtectionDomain().getCodeSource().getLocation().toURI());
             assertTrue(jar.getFileName().toString().endsWith(".jar"), "sealpipe is not loaded from a jar: " + jar);
@@ -354,7 +371,7 @@ final class YarnCluster implements AutoCloseable {
      * without sealpipe's jar and the tests' classes: the Hadoop installation the containers run.
      */
     static List<String> hadoopClassPath() {
-        Path sealpipe = sealpipeJar();
+        Path sealpipe = loadedSealpipeJar();
         Path testClasses = Path.of("target", "test-classes").toAbsolutePath();
         List<String> entries = new ArrayList<>();
         for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
