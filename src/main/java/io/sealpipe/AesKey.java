@@ -13,7 +13,8 @@ import javax.security.auth.Destroyable;
  *
  * <p>Thread-safe: one thread may {@link #destroy()} the key while others build from it. Each
  * use takes the bytes whole or fails with {@code IllegalStateException}; none ever sees a
- * zeroed or half-zeroed key.
+ * zeroed or half-zeroed key. The key locks a private object, never itself: code that holds
+ * {@code synchronized (key)} blocks neither the key's uses nor its {@code destroy()}.
  *
  * <pre>{@code
  * AesKey key = AesKey.copyOf(bytes);
@@ -21,8 +22,11 @@ import javax.security.auth.Destroyable;
  * }</pre>
  */
 public final class AesKey implements Destroyable {
-    private final byte[] bytes;          // read and zeroed only under this object's lock
-    private volatile boolean destroyed;  // set under the lock, with the zeroing
+    // A lock of its own, not the key's monitor: the key is the caller's object, and a caller's
+    // synchronized (key) would otherwise hold up every use of the key and its destroy().
+    private final Object lock = new Object();
+    private final byte[] bytes;          // read and zeroed only under lock
+    private volatile boolean destroyed;  // set under lock, with the zeroing
 
     static {
         // The format packages reach the bytes through io.sealpipe.internal.KeyAccess: AesKey's API never hands them out.
@@ -71,7 +75,7 @@ public final class AesKey implements Destroyable {
     }
 
     /**
-     * Runs {@code use} on a private copy of the key, taken whole under the lock that
+     * Runs {@code use} on a private copy of the key, taken whole under the private lock that
      * {@link #destroy()} takes, and zeroed when {@code use} returns. So another thread's
      * {@code destroy()} never hands {@code use} a zeroed or half-zeroed key: it comes either
      * before the copy (and this throws) or after it (and {@code use} has the real key).
@@ -97,11 +101,13 @@ public final class AesKey implements Destroyable {
         return new AesKey(copyBytes());
     }
 
-    private synchronized byte[] copyBytes() {
-        if (destroyed) {
-            throw new IllegalStateException("AES key has been destroyed");
+    private byte[] copyBytes() {
+        synchronized (lock) {
+            if (destroyed) {
+                throw new IllegalStateException("AES key has been destroyed");
+            }
+            return bytes.clone();
         }
-        return bytes.clone();
     }
 
     /**
@@ -111,9 +117,11 @@ public final class AesKey implements Destroyable {
      * after.
      */
     @Override
-    public synchronized void destroy() {
-        destroyed = true;
-        Arrays.fill(bytes, (byte) 0);
+    public void destroy() {
+        synchronized (lock) {
+            destroyed = true;
+            Arrays.fill(bytes, (byte) 0);
+        }
     }
 
     @Override

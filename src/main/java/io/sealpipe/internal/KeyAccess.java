@@ -3,6 +3,7 @@ package io.sealpipe.internal;
 import io.sealpipe.AesKey;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.crypto.SecretKey;
 
 /**
@@ -13,7 +14,9 @@ import javax.crypto.SecretKey;
  * from logs, dumps of its objects and leftover copies, not from code running in the same JVM.
  */
 public final class KeyAccess {
-    private static volatile Lender lender;
+    // Set once without a lock: a lock on this class's object (static synchronized) is one any
+    // code can take, and holding it would stall AesKey's class initialisation, and every key.
+    private static final AtomicReference<Lender> LENDER = new AtomicReference<>();
 
     private KeyAccess() {}
 
@@ -38,14 +41,13 @@ public final class KeyAccess {
      *
      * @throws IllegalStateException if a lender is already registered
      */
-    public static synchronized void register(Lender from) {
+    public static void register(Lender from) {
         if (StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE).getCallerClass() != AesKey.class) {
             throw new IllegalStateException("only AesKey registers its lender");
         }
-        if (lender != null) {
+        if (!LENDER.compareAndSet(null, Objects.requireNonNull(from, "lender"))) {
             throw new IllegalStateException("AesKey's lender is already registered");
         }
-        lender = Objects.requireNonNull(from, "lender");
     }
 
     /**
@@ -69,7 +71,7 @@ public final class KeyAccess {
     /** A key exists only once AesKey has initialized, and so registered its lender. */
     private static Lender lender(AesKey key) {
         Objects.requireNonNull(key, "key");
-        return lender;
+        return LENDER.get();
     }
 
     /** "AES", or a transformation on AES ("AES/CTR/NoPadding", as Hadoop's key providers store). */
