@@ -1,7 +1,8 @@
 /*
  * Data arguments: a byte[] (pinned with GetPrimitiveArrayCritical for the length of one call)
  * or a direct ByteBuffer (used by address). Checks happen before pinning, because no other JNI
- * call is allowed while an array is pinned.
+ * call is allowed while an array is pinned. Also the bridge's entry point that reads a direct
+ * buffer's address for Java.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,34 @@ enum sp_overlap sp_buffers_overlap(JNIEnv *env, const struct sp_buffer *a,
         return SP_DISJOINT;
     }
     return a_start == b_start ? SP_SAME_START : SP_PARTIAL;
+}
+
+/*
+ * NativeCrypto.directBufferAddress: the address of a direct buffer's index 0, read from the
+ * buffer object without touching its memory, for Java's check that an input and an output do
+ * not overlap (Buffers.checkOverlap). A direct buffer with no memory (an empty file mapping)
+ * has address 0.
+ */
+static jlong JNICALL directBufferAddress(JNIEnv *env, jclass cls, jobject buffer) {
+    (void)cls;
+    if (buffer == NULL) {
+        sp_throw(env, "java/lang/NullPointerException", "buffer is null");
+        return -1;
+    }
+    /* -1 for a heap buffer: only a direct buffer has an address. */
+    if ((*env)->GetDirectBufferCapacity(env, buffer) < 0) {
+        sp_throw(env, "java/lang/IllegalArgumentException", "buffer must be a direct ByteBuffer");
+        return -1;
+    }
+    return (jlong)(uintptr_t)(*env)->GetDirectBufferAddress(env, buffer);
+}
+
+static const JNINativeMethod methods[] = {
+    {"directBufferAddress", "(Ljava/nio/ByteBuffer;)J", (void *)directBufferAddress},
+};
+
+int sp_register_buffers(JNIEnv *env, jclass bridge) {
+    return (*env)->RegisterNatives(env, bridge, methods, sizeof(methods) / sizeof(methods[0])) == 0;
 }
 
 int sp_buffer_pin(JNIEnv *env, struct sp_buffer *b) {

@@ -83,8 +83,8 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
     }
     jclass bridge = (*env)->FindClass(env, SP_BRIDGE_CLASS);
     if (bridge == NULL || !sp_init_buffers(env) || !sp_register_library(env, bridge) ||
-        !sp_register_cipher(env, bridge) || !sp_register_hmac(env, bridge) ||
-        !sp_register_chunks(env, bridge)) {
+        !sp_register_buffers(env, bridge) || !sp_register_cipher(env, bridge) ||
+        !sp_register_hmac(env, bridge) || !sp_register_chunks(env, bridge)) {
         return JNI_ERR;
     }
     (*env)->DeleteLocalRef(env, bridge);

@@ -138,6 +138,7 @@ int sp_register_cipher(JNIEnv *env, jclass bridge);
 int sp_register_hmac(JNIEnv *env, jclass bridge);
 int sp_register_chunks(JNIEnv *env, jclass bridge);
 int sp_register_library(JNIEnv *env, jclass bridge);
+int sp_register_buffers(JNIEnv *env, jclass bridge);
 int sp_init_buffers(JNIEnv *env);
 
 /* cpu.c */

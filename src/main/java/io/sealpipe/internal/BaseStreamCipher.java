@@ -109,11 +109,12 @@ public abstract class BaseStreamCipher implements StreamCipher {
 
     /**
      * The address of a direct buffer's memory, for the check that input and output do not
-     * overlap; -1 (the default) when the engine cannot tell, and then two direct buffers are
-     * compared by writing and reading back one byte ({@link Buffers#checkOverlap}).
+     * overlap ({@link Buffers#checkOverlap}), which never writes either. By default
+     * {@link Buffers#address}: read by libsealpipe or JNA, whichever has loaded, or -1 when
+     * neither has, and then two direct buffers that may share memory are not compared.
      */
     protected long directAddress(ByteBuffer direct) {
-        return -1;
+        return Buffers.address(direct);
     }
 
     /** Starts again at {@code iv} (16 bytes, checked). */

@@ -2,6 +2,8 @@ package io.sealpipe.internal;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.ToLongFunction;
 
 /**
@@ -45,12 +47,55 @@ public final class Buffers {
         }
     }
 
+    /** Reads a direct buffer's address; null until a library that can has loaded. */
+    private static final AtomicReference<ToLongFunction<ByteBuffer>> ADDRESS_READER = new AtomicReference<>();
+
+    /**
+     * Gives {@link #address} a way to read a direct buffer's address: JNI's
+     * {@code GetDirectBufferAddress}, which reads the buffer object, never its memory. Called by
+     * the openssl-jni engine once libsealpipe has loaded and by openssl-jna once JNA has;
+     * {@link io.sealpipe.engine.Engines} loads both (where they load) when it first probes the
+     * engines. The first reader stays: both give the same addresses.
+     */
+    public static void readAddressesWith(ToLongFunction<ByteBuffer> reader) {
+        ADDRESS_READER.compareAndSet(null, Objects.requireNonNull(reader, "reader"));
+    }
+
+    /**
+     * The address of a direct buffer's index 0, or -1 while neither libsealpipe nor JNA has
+     * loaded ({@link #readAddressesWith}): Java 17 has no public way to read it.
+     */
+    public static long address(ByteBuffer direct) {
+        ToLongFunction<ByteBuffer> reader = ADDRESS_READER.get();
+        return reader == null ? -1 : reader.applyAsLong(direct);
+    }
+
     /**
      * Rejects an input and an output (each a byte[] or a direct ByteBuffer, absolute ranges)
-     * that share memory, but for the same start when {@code inPlace} allows it. Two byte[] share
-     * memory only if they are one array; two direct buffers can be different views of the same
-     * memory, so they are compared by address, which {@code address} gives, or -1 when the
-     * engine cannot tell: then by {@link #distanceIfShared}.
+     * that share memory, but for the same start when {@code inPlace} allows it. Neither range is
+     * written, nor read: the check looks at the buffer objects only, so memory that another
+     * thread or process uses at the same time is left alone.
+     *
+     * <p>Two byte[] share memory only if they are one array, and then the offsets are compared.
+     * Two direct buffers can be different objects over the same memory ({@code duplicate()},
+     * {@code slice()}, {@code asReadOnlyBuffer()}), so they are compared by address. First
+     * without one: a direct buffer tells the address of each byte modulo 2^30
+     * ({@link ByteBuffer#alignmentOffset}), and ranges whose addresses cannot meet at that
+     * modulus are disjoint, which settles most calls. Otherwise by the addresses that
+     * {@code address} gives (the engine's, or {@link #address}), exactly.
+     *
+     * <p>Not detected, and then taken as disjoint:
+     * <ul>
+     *   <li>direct buffers whose address {@code address} does not know (-1): where neither
+     *       libsealpipe nor JNA has loaded, two views of one memory are not compared;
+     *   <li>one memory at two addresses: a file mapped twice ({@code FileChannel.map} twice over
+     *       the same region gives two mappings at different addresses), memory shared with
+     *       another process, or mapped twice by native code;
+     *   <li>read-only heap buffers, which expose no array: the callers read them through a copy,
+     *       whole in {@link BaseAeadCipher} and 16 KiB at a time in {@link BaseStreamCipher},
+     *       where a read-only view of the output's own array that partly overlaps it gives
+     *       wrong bytes (a byte[] and a direct buffer never share memory).
+     * </ul>
      */
     public static void checkOverlap(Object in, int inOffset, int inLength, Object out, int outOffset, int outLength,
             boolean inPlace, ToLongFunction<ByteBuffer> address) {
@@ -63,19 +108,16 @@ public final class Buffers {
             inStart = inOffset;
             outStart = outOffset;
         } else if (in instanceof ByteBuffer a && out instanceof ByteBuffer b) {
+            if (!mayMeet(a, inOffset, inLength, b, outOffset, outLength)) {
+                return;
+            }
             long aAddress = address.applyAsLong(a);
             long bAddress = address.applyAsLong(b);
             if (aAddress < 0 || bAddress < 0) {
-                long distance = distanceIfShared(a, inOffset, inLength, b, outOffset, outLength);
-                if (distance == NOT_SHARED) {
-                    return;
-                }
-                inStart = 0;
-                outStart = distance;
-            } else {
-                inStart = aAddress + inOffset;
-                outStart = bAddress + outOffset;
+                return; // not known: not detected (see above)
             }
+            inStart = aAddress + inOffset;
+            outStart = bAddress + outOffset;
         } else {
             return; // different arrays, or an array and native memory
         }
@@ -86,46 +128,22 @@ public final class Buffers {
         }
     }
 
-    /** {@link #distanceIfShared}'s answer for two ranges that share no memory. */
-    static final long NOT_SHARED = Long.MIN_VALUE;
-
     /** The largest unit for which a direct buffer tells its addresses modulo it (2^30). */
     private static final int ADDRESS_UNIT = 1 << 30;
 
     /**
-     * How far {@code out}'s range starts after {@code in}'s in memory (negative: before it) if
-     * the two ranges share memory, else {@link #NOT_SHARED}; for direct buffers whose addresses
-     * the engine does not give (JCE and accp pass the buffers to their provider, openssl-jni
-     * reads the addresses in C). A
-     * direct buffer tells the address of each byte modulo 2^30 ({@link
-     * ByteBuffer#alignmentOffset}), which leaves one distance at which the ranges could meet (a
-     * few when they are longer than 2^29). For each, one byte of the output is written with a
-     * value other than that of the input byte it would be, the input byte read back, and the
-     * output byte restored: the input byte changed if and only if it is the same memory. Only
-     * output bytes that the call is about to write are touched, and left as they were, so a
-     * refused call still leaves the caller's memory as it was. Like every argument check, this
-     * assumes that no other thread writes the two ranges during the call.
+     * Whether two direct ranges could share memory as far as their addresses modulo 2^30 tell:
+     * false proves them disjoint. The distance from {@code in}'s start to {@code out}'s is known
+     * modulo 2^30; the ranges meet only at a distance above {@code -outLength} and below
+     * {@code inLength}, and this looks for one that fits.
      */
-    static long distanceIfShared(ByteBuffer in, int inOffset, int inLength, ByteBuffer out, int outOffset,
-            int outLength) {
+    static boolean mayMeet(ByteBuffer in, int inOffset, int inLength, ByteBuffer out, int outOffset, int outLength) {
         long modular = Math.floorMod(
                 out.alignmentOffset(outOffset, ADDRESS_UNIT) - in.alignmentOffset(inOffset, ADDRESS_UNIT),
                 ADDRESS_UNIT);
-        // The smallest distance congruent to `modular` at which the ranges meet (> -outLength), then every next one.
-        for (long d = modular - (long) ADDRESS_UNIT * ((modular + outLength - 1) / ADDRESS_UNIT); d < inLength;
-                d += ADDRESS_UNIT) {
-            int inIndex = d >= 0 ? inOffset + (int) d : inOffset;
-            int outIndex = d >= 0 ? outOffset : outOffset - (int) d;
-            byte kept = out.get(outIndex);
-            byte seen = in.get(inIndex);
-            out.put(outIndex, (byte) ~seen);
-            boolean shared = in.get(inIndex) != seen;
-            out.put(outIndex, kept);
-            if (shared) {
-                return d;
-            }
-        }
-        return NOT_SHARED;
+        // The smallest distance congruent to `modular` that is above -outLength.
+        long nearest = modular - (long) ADDRESS_UNIT * ((modular + outLength - 1) / ADDRESS_UNIT);
+        return nearest < inLength;
     }
 
     /** Copies the remaining bytes into a new array (used only for read-only heap buffers). */

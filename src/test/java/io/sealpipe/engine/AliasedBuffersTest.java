@@ -3,9 +3,15 @@ package io.sealpipe.engine;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.sealpipe.engine.jce.JceEngine;
 import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -14,6 +20,7 @@ import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.IvParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -22,7 +29,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * direct buffer, two wraps of one array) are one memory to every engine: in place (the same
  * start) gives the bytes a plain one-shot {@code javax.crypto} call gives, disjoint ranges of one
  * memory work, and a partial overlap is refused with IllegalArgumentException before anything is
- * written, whatever the engine sees of addresses. Sizes around and well above the JCE engine's
+ * written, by every engine: each compares the addresses that libsealpipe or JNA reads (Engines
+ * has loaded them). Sizes around and well above the JCE engine's
  * {@link JceEngine#SLICE}, which it feeds to its provider one slice at a time: a slice's output
  * written over the next slice's input gave wrong bytes (or a false authentication failure) there.
  * Every failing case of an engine is collected, so one run shows them all.
@@ -223,5 +231,64 @@ class AliasedBuffersTest {
                     sliceView(memory, 4000, sealedLength), view(memory, 0, 2 * AeadCipher.CHUNK_SIZE)));
         }
         assertArrayEquals(before, contents(memory), "nothing written");
+    }
+
+    /**
+     * A partial overlap is refused without writing a byte of the memory, not even one put back
+     * at once: another thread, or another process sharing the memory, may read or write it in
+     * between. Seen through a private (copy-on-write) mapping of a file: on Linux a page of it
+     * that is never written shows the file's bytes as they change, while a write, even of the
+     * byte already there, gives the mapping a copy of the page that no longer follows the file.
+     * So once the refused calls are done, new contents written to the file through its channel
+     * must show in every page of the mapping.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.sealpipe.engine.TestEngines#kinds")
+    void aRefusedOverlapWritesNothing(EngineKind kind, @TempDir Path dir) throws Exception {
+        assumeTrue(System.getProperty("os.name").equals("Linux"), "the copy-on-write view needs Linux's mmap");
+        CryptoEngine engine = TestEngines.engine(kind);
+        int size = 2 * SLICE + 5;
+        int fileSize = size + 2 * MARGIN;
+        byte[] original = new byte[fileSize];
+        new Random(21).nextBytes(original);
+        Path file = Files.write(dir.resolve("memory"), original);
+        List<String> failures = new ArrayList<>();
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            MappedByteBuffer memory = channel.map(FileChannel.MapMode.PRIVATE, 0, fileSize);
+            int inAt = MARGIN;
+            for (int shift : SHIFTS) {
+                String where = kind.id() + ", output " + shift + " bytes after the input";
+                try (AeadCipher gcm = engine.newAesGcm(KEY)) {
+                    gcm.seal(NONCE, null, view(memory, inAt, size), sliceView(memory, inAt + shift, size + 16));
+                    failures.add(where + ": GCM seal accepted");
+                } catch (IllegalArgumentException expected) {
+                    // refused: what this test checks is that nothing was written first
+                }
+                if (kind.supports(Operation.CTR)) {
+                    try (StreamCipher ctr = engine.newAesCtr(KEY, IV)) {
+                        ctr.update(view(memory, inAt, size), sliceView(memory, inAt + shift, size));
+                        failures.add(where + ": CTR update accepted");
+                    } catch (IllegalArgumentException expected) {
+                        // refused
+                    }
+                }
+            }
+            byte[] changed = new byte[fileSize];
+            new Random(22).nextBytes(changed);
+            for (ByteBuffer src = ByteBuffer.wrap(changed); src.hasRemaining(); ) {
+                channel.write(src, src.position());
+            }
+            byte[] seen = contents(memory);
+            int page = 4096;
+            for (int at = 0; at < fileSize; at += page) {
+                int end = Math.min(fileSize, at + page);
+                if (!Arrays.equals(changed, at, end, seen, at, end)) {
+                    failures.add("bytes " + at + ".." + (end - 1) + " of the mapping no longer follow the file: "
+                            + (Arrays.equals(original, at, end, seen, at, end) ? "a write put back what was there"
+                                    : "a write changed them"));
+                }
+            }
+        }
+        assertEquals(List.of(), failures);
     }
 }

@@ -1,25 +1,41 @@
 package io.sealpipe.internal;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.sealpipe.engine.EngineKind;
+import io.sealpipe.engine.Engines;
+import io.sealpipe.engine.TestEngines;
 import java.nio.ByteBuffer;
 import java.util.Random;
+import java.util.function.ToLongFunction;
 import org.junit.jupiter.api.Test;
 
 /**
- * Direct buffers compared without their addresses: views of one memory are found at their
- * distance, other ranges are not, and nothing is changed. Inputs may be read-only, outputs never
- * are (the callers check that first).
+ * The overlap check looks at buffer objects, never at their memory. Every direct view it is
+ * given here is read-only, on which any write through the buffer throws
+ * ReadOnlyBufferException, so a check that answers has written nothing (callers never pass a
+ * read-only output; the check must not need to write one). Views of one memory are compared by
+ * address; ranges that cannot meet are told apart without one; without addresses, views of one
+ * memory are not compared, as documented.
  */
 class BuffersTest {
     private static final int SIZE = 4096;
+    private static final ToLongFunction<ByteBuffer> UNKNOWN = b -> -1;
+    private static final ToLongFunction<ByteBuffer> NOT_ASKED = b -> {
+        throw new AssertionError("an address was read for ranges that cannot meet");
+    };
 
+    /** A direct memory of random bytes, read-only: nothing can write through it. */
     private static ByteBuffer memory(int seed) {
         byte[] bytes = new byte[SIZE];
         new Random(seed).nextBytes(bytes);
-        return ByteBuffer.allocateDirect(SIZE).put(bytes).clear();
+        return ByteBuffer.allocateDirect(SIZE).put(bytes).clear().asReadOnlyBuffer();
     }
 
     private static byte[] contents(ByteBuffer memory) {
@@ -28,54 +44,85 @@ class BuffersTest {
         return copy;
     }
 
-    /** The distance between the ranges, with every byte of both memories as it was. */
-    private static long distance(ByteBuffer in, int inOffset, int inLength, ByteBuffer out, int outOffset,
-            int outLength, ByteBuffer... memories) {
-        byte[][] before = new byte[memories.length][];
-        for (int i = 0; i < memories.length; i++) {
-            before[i] = contents(memories[i]);
+    /** Another object over the memory's bytes from {@code from} on: index 0 is the memory's byte {@code from}. */
+    private static ByteBuffer slice(ByteBuffer memory, int from) {
+        return memory.duplicate().position(from).slice();
+    }
+
+    /** Buffers.address, once a library that reads addresses has loaded (required in CI). */
+    private static ToLongFunction<ByteBuffer> addresses() {
+        Engines.report(); // loads libsealpipe and JNA where they load
+        boolean known = Buffers.address(ByteBuffer.allocateDirect(1)) >= 0;
+        if (TestEngines.required(EngineKind.OPENSSL_JNI)) {
+            assertTrue(known, "libsealpipe loaded, but gives no addresses");
         }
-        long d = Buffers.distanceIfShared(in, inOffset, inLength, out, outOffset, outLength);
-        for (int i = 0; i < memories.length; i++) {
-            assertArrayEquals(before[i], contents(memories[i]), "memory left as it was");
-        }
-        return d;
+        assumeTrue(known, "neither libsealpipe nor JNA loaded here: no addresses");
+        return Buffers::address;
     }
 
     @Test
-    void viewsOfOneMemoryAreFoundAtTheirDistance() {
+    void addressesAreThoseOfTheMemory() {
+        ToLongFunction<ByteBuffer> address = addresses();
         ByteBuffer m = memory(1);
-        ByteBuffer slice = m.duplicate().position(1000).slice(); // index 0 is the memory's byte 1000
-        ByteBuffer readOnly = m.asReadOnlyBuffer();
-        assertEquals(0, distance(m.duplicate(), 100, 500, m.duplicate(), 100, 500, m));
-        assertEquals(0, distance(readOnly, 1000, 500, slice, 0, 500, m));
-        assertEquals(16, distance(m.duplicate(), 984, 500, slice, 0, 500, m));
-        assertEquals(-16, distance(slice, 16, 500, m.duplicate(), 1000, 500, m));
-        assertEquals(499, distance(readOnly, 501, 500, slice, 0, 10, m)); // the input's last byte
-        assertEquals(-9, distance(readOnly, 1009, 500, slice, 0, 10, m)); // the output's last byte
+        long base = address.applyAsLong(m);
+        assertEquals(base, address.applyAsLong(m.duplicate().position(100)), "the position is not the address");
+        assertEquals(base + 1000, address.applyAsLong(slice(m, 1000)));
     }
 
     @Test
-    void rangesThatDoNotMeetAreNotShared() {
+    void viewsOfOneMemoryAreComparedByAddress() {
+        ToLongFunction<ByteBuffer> address = addresses();
         ByteBuffer m = memory(2);
-        ByteBuffer slice = m.duplicate().position(1000).slice();
-        assertEquals(Buffers.NOT_SHARED, distance(m.duplicate(), 500, 500, slice, 0, 500, m)); // just after
-        assertEquals(Buffers.NOT_SHARED, distance(slice, 10, 500, m.duplicate(), 0, 1010, m)); // just before
-        ByteBuffer other = memory(3);
-        for (int offset = 0; offset < 64; offset++) {
-            assertEquals(Buffers.NOT_SHARED, distance(m, 0, SIZE, other, offset, SIZE - offset, m, other));
-        }
+        byte[] before = contents(m);
+        ByteBuffer s = slice(m, 1000);
+        check(m, 1000, 100, s, 0, 100, true, address); // in place
+        check(m, 0, 1000, s, 0, 100, true, address); // just before
+        check(m, 1100, 100, s, 0, 100, false, address); // just after
+        assertThrows(IllegalArgumentException.class, () -> check(m, 999, 100, s, 0, 100, true, address));
+        assertThrows(IllegalArgumentException.class, () -> check(m, 1099, 100, s, 0, 100, true, address));
+        assertThrows(IllegalArgumentException.class, () -> check(s, 16, 500, m, 1000, 500, true, address));
+        assertThrows(IllegalArgumentException.class, () -> check(m, 1000, 100, s, 0, 100, false, address),
+                "in place is an overlap where it is not allowed");
+        assertArrayEquals(before, contents(m), "memory left as it was");
     }
 
     @Test
-    void checkOverlapRefusesPartialOverlapOfViewsWithoutAddresses() {
+    void rangesThatCannotMeetNeedNoAddress() {
+        ByteBuffer m = memory(3);
+        ByteBuffer s = slice(m, 1000);
+        assertFalse(Buffers.mayMeet(m, 500, 500, s, 0, 500)); // the memory's bytes 500..999 and 1000..1499
+        assertFalse(Buffers.mayMeet(s, 10, 500, m, 0, 1010)); // 1010..1509 and 0..1009
+        check(m, 500, 500, s, 0, 500, false, NOT_ASKED);
+        check(s, 10, 500, m, 0, 1010, false, NOT_ASKED);
+        assertTrue(Buffers.mayMeet(m, 500, 501, s, 0, 500)); // byte 1000 is in both
+        assertTrue(Buffers.mayMeet(s, 9, 500, m, 0, 1010)); // byte 1009
+        assertTrue(Buffers.mayMeet(m, 1000, 100, s, 0, 100)); // in place
+    }
+
+    /** What the check cannot see without addresses, it lets through, and it writes nothing. */
+    @Test
+    void withoutAddressesViewsOfOneMemoryAreNotCompared() {
         ByteBuffer m = memory(4);
-        ByteBuffer slice = m.duplicate().position(1000).slice();
-        Buffers.checkOverlap(m, 1000, 100, slice, 0, 100, true, b -> -1); // in place
-        Buffers.checkOverlap(m, 0, 1000, slice, 0, 100, true, b -> -1); // adjacent
-        assertThrows(IllegalArgumentException.class, () -> Buffers.checkOverlap(m, 999, 100, slice, 0, 100, true,
-                b -> -1));
-        assertThrows(IllegalArgumentException.class, () -> Buffers.checkOverlap(m, 1000, 100, slice, 0, 100, false,
-                b -> -1));
+        byte[] before = contents(m);
+        ByteBuffer s = slice(m, 1000);
+        assertDoesNotThrow(() -> check(m, 1000, 100, s, 0, 100, true, UNKNOWN)); // in place
+        assertDoesNotThrow(() -> check(m, 999, 100, s, 0, 100, true, UNKNOWN)); // a partial overlap, not detected
+        assertArrayEquals(before, contents(m), "memory left as it was");
+    }
+
+    @Test
+    void arraysAreOneMemoryOnlyIfOneArray() {
+        byte[] a = new byte[SIZE];
+        check(a, 0, 100, new byte[SIZE], 50, 100, false, NOT_ASKED);
+        check(a, 100, 100, a, 100, 100, true, NOT_ASKED);
+        check(a, 0, 100, a, 100, 100, false, NOT_ASKED);
+        assertThrows(IllegalArgumentException.class, () -> check(a, 0, 100, a, 99, 100, true, NOT_ASKED));
+        assertThrows(IllegalArgumentException.class, () -> check(a, 100, 100, a, 100, 100, false, NOT_ASKED));
+        check(a, 0, 100, memory(5), 0, 100, false, NOT_ASKED); // an array never lies in a direct buffer
+    }
+
+    private static void check(Object in, int inOffset, int inLength, Object out, int outOffset, int outLength,
+            boolean inPlace, ToLongFunction<ByteBuffer> address) {
+        Buffers.checkOverlap(in, inOffset, inLength, out, outOffset, outLength, inPlace, address);
     }
 }

@@ -39,8 +39,11 @@ import javax.crypto.spec.IvParameterSpec;
  * per byte as a 16 KiB one (docs/PERFORMANCE.md). Slices are right in place and for disjoint
  * ranges only: where the output starts inside the input, a slice's output overwrites the next
  * slice's input before it is read. Such a partial overlap is refused before the first slice
- * ({@code Buffers.checkOverlap}, which finds two views of one direct buffer
- * without their addresses too).
+ * ({@code Buffers.checkOverlap}). Two direct buffers that are views of one memory are found by
+ * their addresses, which libsealpipe or JNA reads once loaded ({@link io.sealpipe.engine.Engines}
+ * loads them where they load): without either, such views are not compared, and a partial
+ * overlap of more than a slice gives wrong bytes (docs/engines.md, "Input and output in one
+ * memory").
  *
  * <p>Keys: each cipher keeps one copy of its key in a key object of its own (not a
  * {@code SecretKeySpec}, which cannot be wiped), from which the provider takes a fresh copy at

@@ -15,6 +15,7 @@ import io.sealpipe.engine.StreamCipher;
 import io.sealpipe.internal.BaseAeadCipher;
 import io.sealpipe.internal.BaseHmac;
 import io.sealpipe.internal.BaseStreamCipher;
+import io.sealpipe.internal.Buffers;
 import io.sealpipe.internal.Checks;
 import io.sealpipe.internal.Cleaners;
 import java.lang.ref.Cleaner;
@@ -55,6 +56,8 @@ public final class OpenSslJnaEngine implements CryptoEngine {
             String version = null;
             String path = null;
             try {
+                addressOf(ByteBuffer.allocateDirect(1)); // JNA's own native part loads, or this throws
+                Buffers.readAddressesWith(OpenSslJnaEngine::addressOf); // for every engine's overlap check
                 NativeLibrary library = LibCrypto.load(EngineSettings.fromSystemProperties().libcrypto());
                 version = LibCrypto.OpenSSL_version(0);
                 path = mappedPath(library.getFile() != null ? library.getFile().getPath() : library.getName());

@@ -1,5 +1,6 @@
 package io.sealpipe.engine.openssl;
 
+import java.nio.ByteBuffer;
 import java.security.InvalidAlgorithmParameterException;
 import java.security.InvalidKeyException;
 import javax.crypto.AEADBadTagException;
@@ -61,6 +62,14 @@ final class NativeCrypto {
      * CPU_KNOWN is clear on other architectures.
      */
     static native int cpuFeatures();
+
+    /**
+     * GetDirectBufferAddress: where a direct buffer's index 0 lies in memory, read from the
+     * buffer object without reading or writing the memory (0 for a buffer with none, such as
+     * an empty mapping). Throws NullPointerException for null and IllegalArgumentException for
+     * a heap buffer.
+     */
+    static native long directBufferAddress(ByteBuffer buffer);
 
     /** EVP_CIPHER_CTX_new + EVP_CipherInit_ex(key, iv); iv is null for GCM. */
     static native long cipherNew(int mode, byte[] key, byte[] iv, boolean encrypt)

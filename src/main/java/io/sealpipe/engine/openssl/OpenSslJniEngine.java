@@ -10,10 +10,12 @@ import io.sealpipe.engine.StreamCipher;
 import io.sealpipe.internal.BaseAeadCipher;
 import io.sealpipe.internal.BaseHmac;
 import io.sealpipe.internal.BaseStreamCipher;
+import io.sealpipe.internal.Buffers;
 import io.sealpipe.internal.Checks;
 import io.sealpipe.internal.Cleaners;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
+import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
 import java.security.InvalidAlgorithmParameterException;
 import java.util.OptionalInt;
@@ -51,6 +53,8 @@ public final class OpenSslJniEngine implements CryptoEngine {
             try {
                 NativeLibrary.load();
                 NativeCrypto.checkConstants(NativeCrypto.constants());
+                // Addresses need libsealpipe only, not libcrypto: for every engine's overlap check.
+                Buffers.readAddressesWith(NativeCrypto::directBufferAddress);
             } catch (Throwable t) { // UnsatisfiedLinkError, LinkageError, SecurityException
                 libraryFailure = t;
             }
@@ -208,6 +212,11 @@ public final class OpenSslJniEngine implements CryptoEngine {
         }
 
         @Override
+        protected long directAddress(ByteBuffer direct) {
+            return NativeCrypto.directBufferAddress(direct);
+        }
+
+        @Override
         protected void engineReset(byte[] iv) {
             try {
                 NativeCrypto.cipherReset(handle, iv, encrypt);
@@ -247,6 +256,11 @@ public final class OpenSslJniEngine implements CryptoEngine {
             get();
             this.handle = NativeCrypto.cipherNew(NativeCrypto.AES_GCM, key, null, true);
             this.cleanable = Cleaners.CLEANER.register(this, new Free(handle, NativeCrypto::cipherFree));
+        }
+
+        @Override
+        protected long directAddress(ByteBuffer direct) {
+            return NativeCrypto.directBufferAddress(direct);
         }
 
         @Override

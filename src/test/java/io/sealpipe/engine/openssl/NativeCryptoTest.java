@@ -294,6 +294,22 @@ class NativeCryptoTest {
         assertEquals(1, NativeCrypto.gcmOpenChunks(gcm, NONCE, 0, view, CHUNK, 1, memory, 2 * SEALED));
     }
 
+    /** The address a direct buffer's index 0 has, read from the object; anything else is refused. */
+    @Test
+    void directBufferAddressesAreReadAndTheirArgumentChecked() {
+        ByteBuffer memory = ByteBuffer.allocateDirect(4096);
+        long base = NativeCrypto.directBufferAddress(memory);
+        assertTrue(base > 0, "address " + base);
+        assertEquals(base, NativeCrypto.directBufferAddress(memory.duplicate().position(7)));
+        assertEquals(base + 100, NativeCrypto.directBufferAddress(memory.slice(100, 50)));
+        assertEquals(base, NativeCrypto.directBufferAddress(memory.asReadOnlyBuffer()));
+        assertMessage(NullPointerException.class, "buffer is null", () -> NativeCrypto.directBufferAddress(null));
+        assertMessage(IllegalArgumentException.class, "buffer must be a direct ByteBuffer",
+                () -> NativeCrypto.directBufferAddress(ByteBuffer.allocate(16)));
+        assertMessage(IllegalArgumentException.class, "buffer must be a direct ByteBuffer",
+                () -> NativeCrypto.directBufferAddress(ByteBuffer.allocate(16).asReadOnlyBuffer()));
+    }
+
     @Test
     void handlesOfTheOtherKindAreRejected() {
         assertMessage(IllegalArgumentException.class, "not a cipher handle",
