@@ -315,8 +315,9 @@ public abstract class BaseAeadCipher implements AeadCipher {
     /**
      * The address of a direct buffer's memory, for the check that input and output do not
      * overlap ({@link Buffers#checkOverlap}), which never writes either. By default
-     * {@link Buffers#address}: read by libsealpipe or JNA, whichever has loaded, or -1 when
-     * neither has, and then two direct buffers that may share memory are not compared.
+     * {@link Buffers#address}: read by libsealpipe or JNA, whichever has loaded, else through
+     * {@code sun.misc.Unsafe}, or -1 where that is unavailable too, and then two direct buffers
+     * that may share memory are not compared.
      */
     protected long directAddress(ByteBuffer direct) {
         return Buffers.address(direct);

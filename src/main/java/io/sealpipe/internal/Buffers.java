@@ -1,8 +1,14 @@
 package io.sealpipe.internal;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.reflect.Field;
+import java.nio.Buffer;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.ToLongFunction;
 
@@ -47,27 +53,141 @@ public final class Buffers {
         }
     }
 
-    /** Reads a direct buffer's address; null until a library that can has loaded. */
+    /** Reads a direct buffer's address through JNI; null until libsealpipe or JNA has loaded. */
     private static final AtomicReference<ToLongFunction<ByteBuffer>> ADDRESS_READER = new AtomicReference<>();
+
+    /** A reader that knows no address: -1 for every buffer. */
+    private static final ToLongFunction<ByteBuffer> NO_ADDRESSES = b -> -1;
 
     /**
      * Gives {@link #address} a way to read a direct buffer's address: JNI's
      * {@code GetDirectBufferAddress}, which reads the buffer object, never its memory. Called by
      * the openssl-jni engine once libsealpipe has loaded and by openssl-jna once JNA has;
      * {@link io.sealpipe.engine.Engines} loads both (where they load) when it first probes the
-     * engines. The first reader stays: both give the same addresses.
+     * engines. The first reader stays: both give the same addresses. Until one is given,
+     * {@link #address} reads through {@code sun.misc.Unsafe}, which gives them too.
      */
     public static void readAddressesWith(ToLongFunction<ByteBuffer> reader) {
         ADDRESS_READER.compareAndSet(null, Objects.requireNonNull(reader, "reader"));
     }
 
     /**
-     * The address of a direct buffer's index 0, or -1 while neither libsealpipe nor JNA has
-     * loaded ({@link #readAddressesWith}): Java 17 has no public way to read it.
+     * The address of a direct buffer's index 0 (direct buffers only), read from the buffer
+     * object, never from its memory: through libsealpipe or JNA once one has loaded
+     * ({@link #readAddressesWith}), until then through {@code sun.misc.Unsafe}; -1 where
+     * Unsafe is unavailable too ({@link #unsafeAddressUnavailabilityCause}): Java 17 has no
+     * public way to read it.
      */
     public static long address(ByteBuffer direct) {
         ToLongFunction<ByteBuffer> reader = ADDRESS_READER.get();
-        return reader == null ? -1 : reader.applyAsLong(direct);
+        return (reader != null ? reader : fallbackAddressReader()).applyAsLong(direct);
+    }
+
+    /**
+     * The reader {@link #address} uses while neither libsealpipe nor JNA has loaded: the one
+     * through {@code sun.misc.Unsafe}, set up at the first call, or, where that is unavailable
+     * ({@link #unsafeAddressUnavailabilityCause} says why), one that gives -1 for every buffer.
+     * Package-private so that the tests can run the check with it alone.
+     */
+    static ToLongFunction<ByteBuffer> fallbackAddressReader() {
+        return UnsafeAddresses.READER;
+    }
+
+    /**
+     * Why direct buffers' addresses cannot be read through {@code sun.misc.Unsafe} here, or empty
+     * where they can; set up at the first call, if {@link #address} has not done so. Where it is
+     * unavailable and neither libsealpipe nor JNA has loaded, {@link #checkOverlap} cannot compare
+     * two views of one direct buffer (a warning is logged once, naming the cause).
+     */
+    public static Optional<Throwable> unsafeAddressUnavailabilityCause() {
+        return Optional.ofNullable(UnsafeAddresses.FAILURE);
+    }
+
+    /**
+     * Direct buffers' addresses through {@code sun.misc.Unsafe}, set up when this class is first
+     * used (the JVM initialises it once, for all threads). The only value read is one field of
+     * the buffer object, {@code java.nio.Buffer.address}: where index 0 lies, which is what JNI's
+     * {@code GetDirectBufferAddress} returns. Nothing is read or written through the address.
+     *
+     * <p>All by reflection, so that a JVM without the class fails here, where it is caught, and
+     * not when {@link Buffers} is linked. Each step can fail, and then the cause is kept and
+     * {@link #READER} gives -1: the module {@code jdk.unsupported} (which exports and opens
+     * {@code sun.misc}) not in the run-time image, or not resolved by a modular application; a
+     * SecurityManager that refuses {@code setAccessible} or {@code getDeclaredField}; a JDK
+     * without {@code theUnsafe}, {@code Buffer.address} or these methods; a JVM run with
+     * {@code --sun-misc-unsafe-memory-access=deny} (from JDK 24 on, its default, {@code warn},
+     * prints a warning on standard error at the first call, which is made here). A field that
+     * is not the address is caught by {@link #checkReadsAddresses}.
+     */
+    private static final class UnsafeAddresses {
+        /** {@code Unsafe.getLong(Object, long)}, bound to the Unsafe instance; null if unavailable. */
+        private static final MethodHandle GET_LONG;
+        /** Where {@code Buffer.address} lies in a buffer object. */
+        private static final long ADDRESS_FIELD;
+        static final Throwable FAILURE;
+        static final ToLongFunction<ByteBuffer> READER;
+
+        static {
+            MethodHandle getLong = null;
+            long offset = -1;
+            Throwable failure = null;
+            try {
+                Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
+                Field theUnsafe = unsafeClass.getDeclaredField("theUnsafe");
+                theUnsafe.setAccessible(true);
+                Object unsafe = theUnsafe.get(null);
+                MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+                Field address = Buffer.class.getDeclaredField("address");
+                offset = (long) lookup.findVirtual(unsafeClass, "objectFieldOffset",
+                        MethodType.methodType(long.class, Field.class)).invoke(unsafe, address);
+                getLong = lookup.findVirtual(unsafeClass, "getLong",
+                        MethodType.methodType(long.class, Object.class, long.class)).bindTo(unsafe);
+                checkReadsAddresses(getLong, offset);
+            } catch (Throwable t) { // ClassNotFoundException, NoSuchFieldException, SecurityException, ...
+                failure = t;
+                getLong = null;
+            }
+            GET_LONG = getLong;
+            ADDRESS_FIELD = offset;
+            FAILURE = failure;
+            READER = failure == null ? UnsafeAddresses::read : NO_ADDRESSES;
+            if (failure != null) {
+                Log.of(Buffers.class).warn("sealpipe cannot read direct buffers' addresses through sun.misc.Unsafe"
+                        + " ({}): until libsealpipe or JNA loads, two views of one direct buffer are not compared"
+                        + " for overlap", failure.toString());
+            }
+        }
+
+        private UnsafeAddresses() {}
+
+        /**
+         * Fails unless the field read is the address: it must be the address modulo 2^30 that
+         * {@link ByteBuffer#alignmentOffset} gives, and a slice from index 1 must lie one byte
+         * further. Uses a 2-byte buffer of its own.
+         */
+        private static void checkReadsAddresses(MethodHandle getLong, long offset) throws Throwable {
+            ByteBuffer probe = ByteBuffer.allocateDirect(2);
+            long base = (long) getLong.invokeExact((Object) probe, offset);
+            long next = (long) getLong.invokeExact((Object) probe.slice(1, 1), offset);
+            int modular = probe.alignmentOffset(0, ADDRESS_UNIT);
+            if (base == 0 || next != base + 1 || Math.floorMod(base, ADDRESS_UNIT) != modular) {
+                throw new IllegalStateException("java.nio.Buffer.address read through Unsafe is not the address: "
+                        + base + ", " + next + " one byte further, " + modular + " modulo 2^30");
+            }
+        }
+
+        private static long read(ByteBuffer direct) {
+            if (!direct.isDirect()) {
+                throw new IllegalArgumentException("buffer must be a direct ByteBuffer");
+            }
+            try {
+                return (long) GET_LONG.invokeExact((Object) direct, ADDRESS_FIELD);
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) { // getLong throws nothing checked
+                throw new IllegalStateException(t);
+            }
+        }
     }
 
     /**
@@ -82,12 +202,15 @@ public final class Buffers {
      * without one: a direct buffer tells the address of each byte modulo 2^30
      * ({@link ByteBuffer#alignmentOffset}), and ranges whose addresses cannot meet at that
      * modulus are disjoint, which settles most calls. Otherwise by the addresses that
-     * {@code address} gives (the engine's, or {@link #address}), exactly.
+     * {@code address} gives (the engine's, or {@link #address}: libsealpipe's or JNA's once one
+     * has loaded, else read through {@code sun.misc.Unsafe}), exactly.
      *
      * <p>Not detected, and then taken as disjoint:
      * <ul>
-     *   <li>direct buffers whose address {@code address} does not know (-1): where neither
-     *       libsealpipe nor JNA has loaded, two views of one memory are not compared;
+     *   <li>direct buffers whose address {@code address} does not know (-1): for
+     *       {@link #address}, where {@code sun.misc.Unsafe} is unavailable
+     *       ({@link #unsafeAddressUnavailabilityCause}) and neither libsealpipe nor JNA has
+     *       loaded, two views of one memory are not compared;
      *   <li>one memory at two addresses: a file mapped twice ({@code FileChannel.map} twice over
      *       the same region gives two mappings at different addresses), memory shared with
      *       another process, or mapped twice by native code;

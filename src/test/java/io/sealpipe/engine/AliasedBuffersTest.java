@@ -3,12 +3,15 @@ package io.sealpipe.engine;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.sealpipe.ChildJvm;
 import io.sealpipe.engine.jce.JceEngine;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -16,10 +19,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.IvParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -30,7 +36,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * start) gives the bytes a plain one-shot {@code javax.crypto} call gives, disjoint ranges of one
  * memory work, and a partial overlap is refused with IllegalArgumentException before anything is
  * written, by every engine: each compares the addresses that libsealpipe or JNA reads (Engines
- * has loaded them). Sizes around and well above the JCE engine's
+ * has loaded them), and a jce engine made before anything asked Engines compares those read
+ * through {@code sun.misc.Unsafe}. Sizes around and well above the JCE engine's
  * {@link JceEngine#SLICE}, which it feeds to its provider one slice at a time: a slice's output
  * written over the next slice's input gave wrong bytes (or a false authentication failure) there.
  * Every failing case of an engine is collected, so one run shows them all.
@@ -162,6 +169,45 @@ class AliasedBuffersTest {
         return kind.id() + ", " + (direct ? "direct" : "heap") + ", " + size + " bytes";
     }
 
+    /** CTR in place, over disjoint ranges and over partial overlaps of one memory of {@code size} bytes. */
+    private static void ctrCases(List<String> failures, CryptoEngine engine, boolean direct, int size)
+            throws Exception {
+        String what = "CTR, " + where(engine.kind(), direct, size);
+        ByteBuffer memory = memory(direct, 2 * (size + MARGIN), size);
+        byte[] input = range(memory, 0, size);
+        byte[] expected = ctrReference(input);
+        Call ctr = (in, out) -> {
+            try (StreamCipher c = engine.newAesCtr(KEY, IV)) {
+                assertEquals(size, c.update(in, out));
+            }
+        };
+        checkInPlaceAndDisjoint(failures, what, memory, input, size, expected, ctr);
+        checkPartialOverlapsRefused(failures, what, memory, input, size, expected, ctr);
+    }
+
+    /** GCM seal and open, each as {@link #ctrCases}. */
+    private static void gcmCases(List<String> failures, CryptoEngine engine, boolean direct, int size)
+            throws Exception {
+        String what = where(engine.kind(), direct, size);
+        ByteBuffer memory = memory(direct, 2 * (size + MARGIN), size);
+        byte[] plain = range(memory, 0, size);
+        byte[] sealed = gcmSealReference(plain);
+        Call seal = (in, out) -> {
+            try (AeadCipher gcm = engine.newAesGcm(KEY)) {
+                assertEquals(sealed.length, gcm.seal(NONCE, null, in, out));
+            }
+        };
+        checkInPlaceAndDisjoint(failures, "seal, " + what, memory, plain, sealed.length, sealed, seal);
+        checkPartialOverlapsRefused(failures, "seal, " + what, memory, plain, sealed.length, sealed, seal);
+        Call open = (in, out) -> {
+            try (AeadCipher gcm = engine.newAesGcm(KEY)) {
+                assertEquals(size, gcm.open(NONCE, null, in, out));
+            }
+        };
+        checkInPlaceAndDisjoint(failures, "open, " + what, memory, sealed, size, plain, open);
+        checkPartialOverlapsRefused(failures, "open, " + what, memory, sealed, size, plain, open);
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.sealpipe.engine.TestEngines#ctrKinds")
     void ctrThroughViewsOfOneMemory(EngineKind kind) throws Exception {
@@ -169,17 +215,7 @@ class AliasedBuffersTest {
         List<String> failures = new ArrayList<>();
         for (boolean direct : new boolean[] {true, false}) {
             for (int size : SIZES) {
-                String what = "CTR, " + where(kind, direct, size);
-                ByteBuffer memory = memory(direct, 2 * (size + MARGIN), size);
-                byte[] input = range(memory, 0, size);
-                byte[] expected = ctrReference(input);
-                Call ctr = (in, out) -> {
-                    try (StreamCipher c = engine.newAesCtr(KEY, IV)) {
-                        assertEquals(size, c.update(in, out));
-                    }
-                };
-                checkInPlaceAndDisjoint(failures, what, memory, input, size, expected, ctr);
-                checkPartialOverlapsRefused(failures, what, memory, input, size, expected, ctr);
+                ctrCases(failures, engine, direct, size);
             }
         }
         assertEquals(List.of(), failures);
@@ -192,27 +228,52 @@ class AliasedBuffersTest {
         List<String> failures = new ArrayList<>();
         for (boolean direct : new boolean[] {true, false}) {
             for (int size : SIZES) {
-                String what = where(kind, direct, size);
-                ByteBuffer memory = memory(direct, 2 * (size + MARGIN), size);
-                byte[] plain = range(memory, 0, size);
-                byte[] sealed = gcmSealReference(plain);
-                Call seal = (in, out) -> {
-                    try (AeadCipher gcm = engine.newAesGcm(KEY)) {
-                        assertEquals(sealed.length, gcm.seal(NONCE, null, in, out));
-                    }
-                };
-                checkInPlaceAndDisjoint(failures, "seal, " + what, memory, plain, sealed.length, sealed, seal);
-                checkPartialOverlapsRefused(failures, "seal, " + what, memory, plain, sealed.length, sealed, seal);
-                Call open = (in, out) -> {
-                    try (AeadCipher gcm = engine.newAesGcm(KEY)) {
-                        assertEquals(size, gcm.open(NONCE, null, in, out));
-                    }
-                };
-                checkInPlaceAndDisjoint(failures, "open, " + what, memory, sealed, size, plain, open);
-                checkPartialOverlapsRefused(failures, "open, " + what, memory, sealed, size, plain, open);
+                gcmCases(failures, engine, direct, size);
             }
         }
         assertEquals(List.of(), failures);
+    }
+
+    /**
+     * The JVM that {@link #aJceEngineMadeDirectlyRefusesOverlapsOfViews} starts: the direct
+     * cases on a jce engine made directly, before anything has asked {@link Engines}.
+     */
+    public static void main(String[] args) throws Exception {
+        CryptoEngine engine = JceEngine.withDefaultProvider();
+        List<String> failures = new ArrayList<>();
+        for (int size : new int[] {SLICE + 1, 100 * 1024 + 5}) {
+            ctrCases(failures, engine, true, size);
+            gcmCases(failures, engine, true, size);
+        }
+        System.out.println("failures: " + failures);
+    }
+
+    /**
+     * A jce engine made directly ({@code JceEngine.withDefaultProvider()}) in a JVM where
+     * nothing has asked {@link Engines}, so that neither libsealpipe nor JNA has loaded to give
+     * addresses (the JVM's class loading log must show neither libsealpipe's bridge nor JNA's
+     * {@code Native}): views of one direct buffer are compared all the same, by the addresses
+     * read through {@code sun.misc.Unsafe}, so partial overlaps are refused and in place and
+     * disjoint ranges give the right bytes.
+     */
+    @Test
+    void aJceEngineMadeDirectlyRefusesOverlapsOfViews() throws Exception {
+        List<String> command = ChildJvm.command("-Xlog:class+load=info", "-cp", System.getProperty("java.class.path"),
+                AliasedBuffersTest.class.getName());
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().remove("JAVA_TOOL_OPTIONS");
+        Process p = pb.start();
+        p.getOutputStream().close();
+        List<String> lines = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the child JVM did not finish");
+        String out = lines.stream().filter(l -> !l.startsWith("[")).collect(Collectors.joining("\n"));
+        assertEquals(0, p.exitValue(), out);
+        for (String absent : List.of("io.sealpipe.engine.openssl.NativeCrypto", "com.sun.jna.Native",
+                "io.sealpipe.engine.Engines")) {
+            assertEquals(List.of(), lines.stream().filter(l -> l.startsWith("[") && l.contains(" " + absent + " "))
+                    .toList(), absent + " loaded");
+        }
+        assertEquals("failures: []", out);
     }
 
     @ParameterizedTest(name = "{0}")

@@ -11,7 +11,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.sealpipe.engine.EngineKind;
 import io.sealpipe.engine.Engines;
 import io.sealpipe.engine.TestEngines;
+import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Optional;
 import java.util.Random;
 import java.util.function.ToLongFunction;
 import org.junit.jupiter.api.Test;
@@ -21,8 +24,10 @@ import org.junit.jupiter.api.Test;
  * given here is read-only, on which any write through the buffer throws
  * ReadOnlyBufferException, so a check that answers has written nothing (callers never pass a
  * read-only output; the check must not need to write one). Views of one memory are compared by
- * address; ranges that cannot meet are told apart without one; without addresses, views of one
- * memory are not compared, as documented.
+ * address, read by libsealpipe or JNA, or through {@code sun.misc.Unsafe} before either has
+ * loaded, which reads the same addresses; ranges that cannot meet are told apart without one;
+ * without addresses (where Unsafe is unavailable too), views of one memory are not compared, as
+ * documented.
  */
 class BuffersTest {
     private static final int SIZE = 4096;
@@ -49,7 +54,10 @@ class BuffersTest {
         return memory.duplicate().position(from).slice();
     }
 
-    /** Buffers.address, once a library that reads addresses has loaded (required in CI). */
+    /**
+     * Buffers.address as the engines have it once Engines has probed: libsealpipe's or JNA's
+     * where one loads (libsealpipe required in CI), else Unsafe's.
+     */
     private static ToLongFunction<ByteBuffer> addresses() {
         Engines.report(); // loads libsealpipe and JNA where they load
         boolean known = Buffers.address(ByteBuffer.allocateDirect(1)) >= 0;
@@ -69,9 +77,78 @@ class BuffersTest {
         assertEquals(base + 1000, address.applyAsLong(slice(m, 1000)));
     }
 
+    /** Direct buffers at many addresses: a memory, a duplicate positioned in it, slices at offsets, read-only ones. */
+    private static List<ByteBuffer> buffersAtAddresses() {
+        ByteBuffer plain = ByteBuffer.allocateDirect(SIZE);
+        ByteBuffer m = memory(6);
+        return List.of(plain, plain.duplicate().position(100), plain.slice(1000, 100), plain.slice(SIZE - 1, 1),
+                m, slice(m, 1000), slice(slice(m, 1000), 7));
+    }
+
+    /** Unsafe's addresses, for each of {@link #buffersAtAddresses}, must be {@code reference}'s. */
+    private static void assertUnsafeReads(String name, ToLongFunction<ByteBuffer> reference) {
+        assertUnsafeAvailable();
+        ToLongFunction<ByteBuffer> unsafe = Buffers.fallbackAddressReader();
+        for (ByteBuffer b : buffersAtAddresses()) {
+            long expected = reference.applyAsLong(b);
+            assertTrue(expected > 0, name + " gives " + expected + " for " + b);
+            assertEquals(expected, unsafe.applyAsLong(b), "through Unsafe and " + name + " for " + b);
+        }
+    }
+
+    private static void assertUnsafeAvailable() {
+        assertEquals(Optional.empty(), Buffers.unsafeAddressUnavailabilityCause(), "Unsafe is there on JDK 17+");
+    }
+
+    @Test
+    void unsafeReadsTheAddressesJnaReads() {
+        TestEngines.engine(EngineKind.OPENSSL_JNA); // JNA has loaded, or skipped outside CI
+        assertUnsafeReads("JNA's Native.getDirectBufferPointer",
+                b -> com.sun.jna.Pointer.nativeValue(com.sun.jna.Native.getDirectBufferPointer(b)));
+    }
+
+    @Test
+    void unsafeReadsTheAddressesLibsealpipeReads() throws Exception {
+        TestEngines.engine(EngineKind.OPENSSL_JNI); // libsealpipe has loaded, or skipped outside CI
+        // The bridge is package-private to its engine's package.
+        Method jni = Class.forName("io.sealpipe.engine.openssl.NativeCrypto")
+                .getDeclaredMethod("directBufferAddress", ByteBuffer.class);
+        jni.setAccessible(true);
+        assertUnsafeReads("libsealpipe's NativeCrypto.directBufferAddress", b -> {
+            try {
+                return (long) jni.invoke(null, b);
+            } catch (ReflectiveOperationException e) {
+                throw new AssertionError(e);
+            }
+        });
+    }
+
+    @Test
+    void unsafeGivesNoAddressForAHeapBuffer() {
+        ToLongFunction<ByteBuffer> unsafe = Buffers.fallbackAddressReader();
+        assertThrows(IllegalArgumentException.class, () -> unsafe.applyAsLong(ByteBuffer.allocate(16)));
+        assertThrows(IllegalArgumentException.class,
+                () -> unsafe.applyAsLong(ByteBuffer.allocate(16).asReadOnlyBuffer()));
+    }
+
     @Test
     void viewsOfOneMemoryAreComparedByAddress() {
-        ToLongFunction<ByteBuffer> address = addresses();
+        assertViewsComparedByAddress(addresses());
+    }
+
+    /**
+     * The gap that Unsafe closes: where neither libsealpipe nor JNA has loaded (a platform
+     * without either, or an engine made before anything asked Engines), {@link Buffers#address}
+     * reads through Unsafe alone, and views of one memory are compared all the same.
+     */
+    @Test
+    void withUnsafeAloneViewsOfOneMemoryAreComparedByAddress() {
+        assertUnsafeAvailable();
+        assertViewsComparedByAddress(Buffers.fallbackAddressReader());
+    }
+
+    /** Partial overlaps of two views refused, in place and disjoint ranges accepted, nothing written. */
+    private static void assertViewsComparedByAddress(ToLongFunction<ByteBuffer> address) {
         ByteBuffer m = memory(2);
         byte[] before = contents(m);
         ByteBuffer s = slice(m, 1000);
@@ -99,7 +176,10 @@ class BuffersTest {
         assertTrue(Buffers.mayMeet(m, 1000, 100, s, 0, 100)); // in place
     }
 
-    /** What the check cannot see without addresses, it lets through, and it writes nothing. */
+    /**
+     * What the check cannot see without addresses (where Unsafe is unavailable and neither
+     * libsealpipe nor JNA has loaded), it lets through, and it writes nothing.
+     */
     @Test
     void withoutAddressesViewsOfOneMemoryAreNotCompared() {
         ByteBuffer m = memory(4);

@@ -41,9 +41,11 @@ import javax.crypto.spec.IvParameterSpec;
  * slice's input before it is read. Such a partial overlap is refused before the first slice
  * ({@code Buffers.checkOverlap}). Two direct buffers that are views of one memory are found by
  * their addresses, which libsealpipe or JNA reads once loaded ({@link io.sealpipe.engine.Engines}
- * loads them where they load): without either, such views are not compared, and a partial
- * overlap of more than a slice gives wrong bytes (docs/engines.md, "Input and output in one
- * memory").
+ * loads them where they load), and {@code sun.misc.Unsafe} reads before that, so an engine made
+ * directly finds them too. Where Unsafe is unavailable (the module {@code jdk.unsupported} not
+ * resolved, a SecurityManager, {@code --sun-misc-unsafe-memory-access=deny}) and neither
+ * library has loaded, such views are not compared, and a partial overlap of more than a slice
+ * gives wrong bytes (docs/engines.md, "Input and output in one memory").
  *
  * <p>Keys: each cipher keeps one copy of its key in a key object of its own (not a
  * {@code SecretKeySpec}, which cannot be wiped), from which the provider takes a fresh copy at
