@@ -109,7 +109,7 @@ class KmsCliTest {
             Run down = cli(dir, concat(new String[] {"decrypt"}, key, "sealed.bin", "never.txt"));
             assertEquals(1, down.exit(), down.err());
             assertTrue(down.err().contains("cannot read the --key-name key from the --key-provider")
-                    && down.err().contains("Failed to connect") && down.err().contains("is the KMS reachable"), down.err());
+                    && down.err().contains("Failed to connect") && down.err().contains("is the provider reachable"), down.err());
             assertFalse(down.err().contains("\tat org.apache.hadoop"), "Hadoop's stack traces on the console: " + down.err());
             assertFalse(Files.exists(dir.resolve("never.txt")));
         } finally {
