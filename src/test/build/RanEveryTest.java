@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -50,6 +51,8 @@ public final class RanEveryTest {
     /** A test disabled, or run only under a condition (a system property, an OS): not required. */
     private static final Pattern DISABLED = Pattern.compile(
             "@(?:org\\.junit\\.jupiter\\.api\\.(?:condition\\.)?)?(?:Disabled|EnabledIf|DisabledIf|EnabledOn|DisabledOn)\\w*\\b");
+    /** A method's name: the first word before "(" that is not an annotation's (after the test annotation). */
+    private static final Pattern METHOD_NAME = Pattern.compile("(?<![@\\w.])(\\w+)\\s*\\((?=[^)]*\\)\\s*(?:throws\\b[^{]*)?\\{)");
     private static final Pattern TAG = Pattern.compile("@(?:org\\.junit\\.jupiter\\.api\\.)?Tag\\(\\s*\"([^\"]+)\"\\s*\\)");
 
     private RanEveryTest() {}
@@ -129,16 +132,37 @@ public final class RanEveryTest {
             if (tags.stream().anyMatch(excluded::contains)) {
                 continue;
             }
-            int declared = count(TEST_METHOD, code) - count(DISABLED, code);
-            int[] run = ran(reports, name);
+            boolean named = options.containsKey("pom");
+            boolean extendsAnother = Pattern.compile("\\bclass\\s+" + simple + "\\b[^{]*\\bextends\\b")
+                    .matcher(uncommented).find();
+            if (!named && DISABLED.matcher(head.substring(Math.max(0, head.lastIndexOf("import ")))).find()) {
+                continue; // the whole class runs only under a condition (a timing run, the soak): not required here
+            }
+            List<String> methods = testMethods(code);
+            if (!named && methods.isEmpty() && !extendsAnother) {
+                continue; // a helper whose name looks like a test's (TestFiles): Surefire runs nothing of it
+            }
+            Map<String, int[]> cases = ran(reports, name);
             checked++;
-            ran += run[0] - run[1];
-            if (run[0] < 0) {
-                problems.add(name + ": no report in " + reports + " (it has " + declared + " test methods"
+            if (cases == null) {
+                problems.add(name + ": no report in " + reports + " (it has " + methods.size() + " test methods"
                         + (tags.isEmpty() ? "" : ", tagged " + tags) + "): no execution ran it");
-            } else if (run[0] - run[1] < Math.max(1, declared)) {
-                problems.add(name + ": ran " + (run[0] - run[1]) + " tests (" + run[1] + " skipped of " + run[0]
-                        + "), where its source has " + declared + " test methods");
+                continue;
+            }
+            int ranHere = cases.values().stream().mapToInt(c -> c[0] - c[1]).sum();
+            ran += ranHere;
+            List<String> missing = new ArrayList<>();
+            for (String method : methods) {
+                int[] c = cases.get(method);
+                if (c == null || c[0] == c[1]) {
+                    missing.add(method + (c == null ? " (not run)" : " (skipped)"));
+                }
+            }
+            if (!missing.isEmpty()) {
+                problems.add(name + ": " + missing.size() + " of its " + methods.size() + " test methods did not run: "
+                        + String.join(", ", missing));
+            } else if (ranHere == 0) {
+                problems.add(name + ": ran no test (" + cases.values().stream().mapToInt(c -> c[1]).sum() + " skipped)");
             }
         }
         if (checked == 0) {
@@ -197,12 +221,30 @@ public final class RanEveryTest {
         return out.toString();
     }
 
-    private static int count(Pattern pattern, String code) {
-        int n = 0;
-        for (Matcher m = pattern.matcher(code); m.find(); ) {
-            n++;
+
+    /**
+     * The names of the test methods {@code code} declares (its comments and literals stripped),
+     * less those disabled or run only under a condition.
+     */
+    static List<String> testMethods(String code) {
+        List<String> methods = new ArrayList<>();
+        Matcher test = TEST_METHOD.matcher(code);
+        int from = 0;
+        while (test.find(from)) {
+            int blockStart = Math.max(Math.max(code.lastIndexOf(';', test.start()), code.lastIndexOf('}', test.start())),
+                    code.lastIndexOf('{', test.start())) + 1;
+            Matcher name = METHOD_NAME.matcher(code);
+            name.region(test.end(), code.length());
+            if (!name.find()) {
+                break;
+            }
+            String annotations = code.substring(blockStart, name.start());
+            if (!DISABLED.matcher(annotations).find()) {
+                methods.add(name.group(1));
+            }
+            from = name.end();
         }
-        return n;
+        return methods;
     }
 
     /** Test classes compiled in {@code dir}, by the names Surefire runs by default. */
@@ -259,23 +301,33 @@ public final class RanEveryTest {
         return null;
     }
 
-    /** Tests and skipped tests in the reports of {@code name} and its nested classes; tests -1 if none. */
-    private static int[] ran(Path reports, String name) throws IOException {
-        int[] run = {-1, 0};
+    /**
+     * The test cases of {@code name} and its nested classes in their reports, by method name: how
+     * many ran (a parameterized method's invocations count one each), and how many of those were
+     * skipped; null if there is no report.
+     */
+    private static Map<String, int[]> ran(Path reports, String name) throws IOException {
         if (!Files.isDirectory(reports)) {
-            return run;
+            return null;
         }
+        Map<String, int[]> cases = null;
         try (Stream<Path> files = Files.list(reports)) {
             for (Path report : (Iterable<Path>) files::iterator) {
                 String file = report.getFileName().toString();
                 if (file.equals("TEST-" + name + ".xml") || file.startsWith("TEST-" + name + "$")) {
-                    Element suite = parse(report);
-                    run[0] = Math.max(run[0], 0) + Integer.parseInt(suite.getAttribute("tests"));
-                    run[1] += Integer.parseInt(suite.getAttribute("skipped"));
+                    cases = cases == null ? new TreeMap<>() : cases;
+                    NodeList testcases = parse(report).getElementsByTagName("testcase");
+                    for (int i = 0; i < testcases.getLength(); i++) {
+                        Element testcase = (Element) testcases.item(i);
+                        String method = testcase.getAttribute("name").replaceAll("[(\\[].*$", "").trim();
+                        int[] c = cases.computeIfAbsent(method, m -> new int[2]);
+                        c[0]++;
+                        c[1] += testcase.getElementsByTagName("skipped").getLength() > 0 ? 1 : 0;
+                    }
                 }
             }
         }
-        return run;
+        return cases;
     }
 
     private static Element parse(Path report) {

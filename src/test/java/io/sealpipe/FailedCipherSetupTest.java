@@ -20,6 +20,7 @@ import io.sealpipe.engine.TestEngines;
 import io.sealpipe.gcm.GcmOutputStream;
 import io.sealpipe.gcm.GcmStreams;
 import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -208,7 +209,7 @@ class FailedCipherSetupTest {
      * A close after the stream failed returns, or throws that failure again or as the cause of
      * its own ("the message was not finished"): never another error.
      */
-    private static void assertClosesWithNothingBut(Throwable failure, java.io.Closeable out) {
+    private static void assertClosesWithNothingBut(Throwable failure, Closeable out) {
         try {
             out.close();
         } catch (Throwable again) {

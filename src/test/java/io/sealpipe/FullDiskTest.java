@@ -11,10 +11,11 @@ import io.sealpipe.gcm.GcmOutputStream;
 import io.sealpipe.gcm.GcmSeekableChannel;
 import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.snappy.PipelineFailureTest;
-import io.sealpipe.snappy.PipelineRoundTripTest;
 import io.sealpipe.snappy.PipelineRoundTripTest.Pipeline;
+import io.sealpipe.snappy.PipelineRoundTripTest;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
@@ -206,7 +207,7 @@ class FullDiskTest {
         return readers;
     }
 
-    private static byte[] readAll(java.io.InputStream in) throws IOException {
+    private static byte[] readAll(InputStream in) throws IOException {
         try (in) {
             return in.readAllBytes();
         }

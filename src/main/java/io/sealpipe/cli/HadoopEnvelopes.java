@@ -10,6 +10,10 @@ import io.sealpipe.internal.KeyAccess;
 import io.sealpipe.internal.hadoop.EnvelopeWrapping;
 import io.sealpipe.internal.hadoop.KmsGeneration;
 import java.io.IOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
@@ -168,13 +172,25 @@ final class HadoopEnvelopes {
     }
 
     private static IOException failed(String what, String key, EnvelopeKms kms, Exception e) {
-        String more;
+        String more = "";
+        String advice = kms.refusalAdvice();
         if (KmsGeneration.refusal(e) != null) {
-            more = kms.refusalAdvice().isEmpty() ? "" : "; the KMS refused: " + kms.refusalAdvice();
-        } else {
+            more = advice == null || advice.isEmpty() ? "" : "; the KMS refused: " + advice;
+        } else if (unreachable(e)) {
             more = "; is the KMS reachable?";
         }
         return new IOException("cannot " + what + " the key " + key + " in " + kms.location() + ": " + e.getMessage()
                 + more, e);
+    }
+
+    /** Whether {@code e} comes of a KMS that could not be reached (no connection, no answer, no such host). */
+    private static boolean unreachable(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof ConnectException || t instanceof UnknownHostException
+                    || t instanceof SocketTimeoutException || t instanceof NoRouteToHostException) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -276,7 +276,9 @@ final class Io {
             WRITING.add(named);
             registered = named;
             try {
-                Files.move(created, named); // never over a file: a .tmp file under this name is not ours
+                // Refuses a file already there (the JDK checks, then renames): under a random name
+                // there is none, and the check after the move finds one that came in between.
+                Files.move(created, named);
             } catch (NoSuchFileException e) {
                 throw notOurs("", "before this run locked it");
             }
@@ -484,26 +486,23 @@ final class Io {
                         continue;
                     }
                     long pid = Long.parseLong(m.group(1));
-                    if (pid == self) {
-                        // Never taken for a dead run's: our number says nothing of a process in
-                        // another PID namespace or on another machine.
-                        left(err, file, out, "it has this process's number (" + pid + "), so it may be the file of"
-                                + " a run with the same number (in another container or on another machine) that is"
-                                + " still writing it");
-                        continue;
-                    }
-                    if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+                    // Our own number says nothing of a process in another PID namespace or on another
+                    // machine: only the lock tells. A .tmp file is locked from before it has its name
+                    // (it is made as .new, locked, then renamed), so an unlocked one is a dead run's.
+                    if (pid != self && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
                         continue; // it may be writing it still
                     }
                     switch (removeIfUnlocked(file)) {
                         case REMOVED -> {
                             err.println("sealpipe: removed " + file + ", left by an earlier run that did not finish"
-                                    + " (process " + pid + " is no longer running)");
+                                    + (pid == self ? " (it has this process's number, but no process holds its lock)"
+                                            : " (process " + pid + " is no longer running)"));
                             err.flush();
                         }
-                        case NO_LOCKS -> left(err, file, out, "process " + pid + " is not running here, but this file"
-                                + " system has no locks to show whether a run elsewhere (in another container or on"
-                                + " another machine) is still writing it");
+                        case NO_LOCKS -> left(err, file, out, (pid == self ? "it has this process's number"
+                                : "process " + pid + " is not running here") + ", but this file system has no locks to"
+                                + " show whether a run elsewhere (in another container or on another machine) is still"
+                                + " writing it");
                         case KEPT -> {
                             // Locked by its writer elsewhere, or not to be checked or removed.
                         }

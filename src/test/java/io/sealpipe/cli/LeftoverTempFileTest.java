@@ -96,17 +96,16 @@ class LeftoverTempFileTest {
             assertFalse(Files.exists(ofEndedSecond), "a leftover of an ended process is removed");
             assertFalse(Files.exists(ofEndedRandom), "a leftover of an ended process is removed");
             assertTrue(Files.exists(ofEndedUnlocked), "a file not yet locked by its writer is never looked at");
-            assertTrue(Files.exists(ofThisJvm), "a file with this process's number may be another container's run's");
+            assertFalse(Files.exists(ofThisJvm), "an unlocked file with this process's number is a dead run's: its"
+                    + " lock, not its number, tells");
             assertTrue(Files.exists(ofRunning), "a running process may still be writing it");
             assertTrue(Files.exists(ofOtherOut), "another OUT's");
             assertTrue(Files.exists(notOurs), "not a name sealpipe makes");
             assertEquals(4, r.err().lines().count(), r.err());
             assertTrue(r.err().contains("sealpipe: removed " + ofEnded + ", left by an earlier run that did not finish"
                     + " (process " + ended.pid() + " is no longer running)"), r.err());
-            assertTrue(r.err().contains("sealpipe: left " + ofThisJvm + ": it has this process's number ("
-                    + ProcessHandle.current().pid() + "), so it may be the file of a run with the same number (in"
-                    + " another container or on another machine) that is still writing it; if no run is writing "
-                    + dir.resolve("out") + ", remove it"), r.err());
+            assertTrue(r.err().contains("sealpipe: removed " + ofThisJvm + ", left by an earlier run that did not finish"
+                    + " (it has this process's number, but no process holds its lock)"), r.err());
             assertFalse(r.err().contains(ofRunning.toString()), r.err());
         } finally {
             running.destroyForcibly();

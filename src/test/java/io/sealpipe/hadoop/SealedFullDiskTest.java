@@ -16,6 +16,8 @@ import java.util.Map;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -32,7 +34,7 @@ class SealedFullDiskTest {
 
     @ParameterizedTest(name = "abort first {0}")
     @ValueSource(booleans = {false, true})
-    void aSealedFileOnAFullDisk(boolean abortFirst, @org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    void aSealedFileOnAFullDisk(boolean abortFirst, @TempDir Path dir) throws Exception {
         SealedFixture fixture = new SealedFixture(dir);
         byte[] data = SealedFixture.data(6 << 20, 29);
         try (Tmpfs disk = Tmpfs.mount(dir, 2 << 20); FileSystem fs = fixture.sealed()) {
@@ -82,8 +84,8 @@ class SealedFullDiskTest {
     }
 
     /** The positive control of the check: every one of its readers reads a whole sealed file. */
-    @org.junit.jupiter.api.Test
-    void everyReaderOfTheCheckReadsAWholeFile(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    @Test
+    void everyReaderOfTheCheckReadsAWholeFile(@TempDir Path dir) throws Exception {
         SealedFixture fixture = new SealedFixture(dir);
         byte[] data = SealedFixture.data(100_000, 30);
         try (FileSystem fs = fixture.sealed()) {

@@ -29,7 +29,9 @@ import org.apache.hadoop.fs.FileRange;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.MultipartUploader;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.UploadHandle;
 import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.fs.s3a.S3AFileSystem;
@@ -121,6 +123,22 @@ class SealedS3aTest {
 
     private static List<String> uploads(String prefix) throws Exception {
         return server.pendingUploads(prefix);
+    }
+
+    /**
+     * The positive control of every "no upload left pending" here: an upload started through
+     * Hadoop's own multipart API and left open is listed by {@link S3Server#pendingUploads}, and no
+     * longer once aborted.
+     */
+    @Test
+    void anUploadLeftOpenIsListedAsPending() throws Exception {
+        Path path = plainPath("open-upload/part.bin");
+        try (MultipartUploader uploader = s3a.createMultipartUploader(new Path("s3a://" + S3Server.BUCKET + "/")).build()) {
+            UploadHandle upload = FutureIO.awaitFuture(uploader.startUpload(path));
+            assertEquals(List.of("open-upload/part.bin"), uploads("open-upload/"), "an upload left open");
+            FutureIO.awaitFuture(uploader.abort(upload, path));
+        }
+        assertEquals(List.of(), uploads("open-upload/"), "the upload, aborted");
     }
 
     @Test
@@ -242,8 +260,9 @@ class SealedS3aTest {
     void metadataOperationsAndOpensCostNoRequestBeyondPlainS3a() throws IOException {
         writeTrees("meta", 30, 40_000);
         List<String> report = new ArrayList<>();
-        check(report, "getFileStatus of a file", measure("meta", (fs, p) -> fs.getFileStatus(new Path(p, "d0/f0"))), true);
-        check(report, "listStatus of a directory of 10 files", measure("meta", (fs, p) -> fs.listStatus(new Path(p, "d1"))), true);
+        check(report, "getFileStatus of a file", measure("meta", (fs, p) -> fs.getFileStatus(new Path(p, "d0/f0"))), true, 1, 0);
+        check(report, "listStatus of a directory of 10 files", measure("meta", (fs, p) -> fs.listStatus(new Path(p, "d1"))), true,
+                0, 1);
         check(report, "listFiles, recursive, 30 files in 3 directories", measure("meta", (fs, p) -> {
             RemoteIterator<LocatedFileStatus> it = fs.listFiles(p, true);
             int n = 0;
@@ -252,11 +271,11 @@ class SealedS3aTest {
                 n++;
             }
             assertEquals(30, n);
-        }), true);
+        }), true, 0, 1);
         // A file's: one HEAD, as S3A's own summary.
         check(report, "getContentSummary of a file", measure("meta", (fs, p) -> {
             assertEquals(40_000, fs.getContentSummary(new Path(p, "d0/f3")).getLength());
-        }), true);
+        }), true, 1, 0);
         // A directory's, with an empty directory two levels down, counted as S3A counts: a HEAD
         // (is it a file?) and one flat LIST, as S3A's own summary, every file's stored length in it.
         assertTrue(s3a.mkdirs(plainPath("plain/meta/d3/empty")));
@@ -266,28 +285,34 @@ class SealedS3aTest {
             assertEquals(30, s.getFileCount());
             assertEquals(6, s.getDirectoryCount(), "the tree, d0, d1, d2, d3, d3/empty");
             assertEquals(30L * 40_000, s.getLength(), "plaintext lengths");
-        }), true);
+        }), true, 1, 1);
         check(report, "open and read 100 bytes", measure("meta", (fs, p) -> {
             try (FSDataInputStream in = fs.open(new Path(p, "d2/f2"))) {
                 in.readFully(new byte[100]);
             }
-        }), false);
+        }), false, 0, 0);
         check(report, "openFile with the listed status, read 100 bytes at 20000", measure("meta", (fs, p) -> {
             FileStatus status = fs.getFileStatus(new Path(p, "d2/f5"));
             try (FSDataInputStream in = FutureIO.awaitFuture(fs.openFile(status.getPath()).withFileStatus(status)
                     .opt("fs.option.openfile.read.policy", "random").build())) {
                 in.readFully(20_000, new byte[100]);
             }
-        }), false);
+        }), false, 0, 0);
         Files.write(java.nio.file.Path.of("target", "s3a-requests.txt"), report);
     }
 
     /**
      * Adds a line to the report and asserts: HEAD and LIST requests as plain S3A's; for a
      * metadata operation no GET either; for a read, one GET beyond plain S3A's at most (the header).
+     * First, the positive control: plain S3A made at least {@code heads} HEADs and {@code lists}
+     * LISTs (and a read at least one GET), so that counters that read 0 (a statistic's name that
+     * no longer exists) cannot pass for equal costs.
      */
-    private static void check(List<String> report, String what, Requests[] r, boolean metadata) {
+    private static void check(List<String> report, String what, Requests[] r, boolean metadata, int heads, int lists) {
         report.add(what + ": plain " + r[0] + "; sealed " + r[1]);
+        assertTrue(r[0].head() >= heads && r[0].list() >= lists && (metadata || r[0].get() >= 1),
+                what + ": plain S3A's requests were not counted (" + r[0] + "; at least " + heads + " HEAD, " + lists
+                        + " LIST" + (metadata ? "" : ", 1 GET") + " expected)");
         assertEquals(r[0].head(), r[1].head(), what + ": HEAD requests: plain " + r[0] + ", sealed " + r[1]);
         assertEquals(r[0].list(), r[1].list(), what + ": LIST requests: plain " + r[0] + ", sealed " + r[1]);
         if (metadata) {
