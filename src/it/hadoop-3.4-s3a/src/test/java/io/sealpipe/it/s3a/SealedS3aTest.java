@@ -135,8 +135,11 @@ class SealedS3aTest {
         Path path = plainPath("open-upload/part.bin");
         try (MultipartUploader uploader = s3a.createMultipartUploader(new Path("s3a://" + S3Server.BUCKET + "/")).build()) {
             UploadHandle upload = FutureIO.awaitFuture(uploader.startUpload(path));
-            assertEquals(List.of("open-upload/part.bin"), uploads("open-upload/"), "an upload left open");
-            FutureIO.awaitFuture(uploader.abort(upload, path));
+            try {
+                assertEquals(List.of("open-upload/part.bin"), uploads("open-upload/"), "an upload left open");
+            } finally {
+                FutureIO.awaitFuture(uploader.abort(upload, path));
+            }
         }
         assertEquals(List.of(), uploads("open-upload/"), "the upload, aborted");
     }

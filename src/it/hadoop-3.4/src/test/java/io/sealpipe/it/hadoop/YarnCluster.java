@@ -335,8 +335,8 @@ final class YarnCluster implements AutoCloseable {
 
     /**
      * The jar under test, as the main build wrote it ({@code sealpipe.it.jar}, in its {@code
-     * target}): the one the jobs ship, not the copy in {@code ~/.m2}, which is whatever a build
-     * installed last.
+     * target}): the one the jobs ship and this JVM loaded, not the copy in {@code ~/.m2}, which is
+     * whatever a build installed last.
      */
     static Path sealpipeJar() {
         String property = System.getProperty("sealpipe.it.jar");
@@ -347,10 +347,11 @@ final class YarnCluster implements AutoCloseable {
         if (!Files.isRegularFile(jar)) {
             throw new IllegalStateException("sealpipe.it.jar: no file " + jar + ": build the main project first (mvn package)");
         }
+        assertEquals(jar, loadedSealpipeJar(), "the jar this JVM loaded sealpipe from, and the jar the jobs ship");
         return jar;
     }
 
-    /** The jar this JVM loaded sealpipe from (the test class path's copy, from the local repository). */
+    /** The jar this JVM loaded sealpipe from (the pom puts the one in target on the class path). */
     private static Path loadedSealpipeJar() {
         try {
             Path jar = Path.of(SealpipeAesCtrCryptoCodec.class.getProtectionDomain().getCodeSource().getLocation().toURI());

@@ -114,8 +114,11 @@ public final class S3Server implements AutoCloseable {
     public List<String> pendingUploads(String prefix) throws Exception {
         List<String> keys = new ArrayList<>();
         Class<?> store = loader.loadClass("org.jclouds.blobstore.BlobStore");
+        // Through the interface: the uploads' own class (AutoValue_MultipartUpload) is not public.
+        java.lang.reflect.Method blobName = loader.loadClass("org.jclouds.blobstore.domain.MultipartUpload")
+                .getMethod("blobName");
         for (Object upload : (List<?>) store.getMethod("listMultipartUploads", String.class).invoke(blobStore, BUCKET)) {
-            String key = (String) upload.getClass().getMethod("blobName").invoke(upload);
+            String key = (String) blobName.invoke(upload);
             if (key.startsWith(prefix)) {
                 keys.add(key);
             }
