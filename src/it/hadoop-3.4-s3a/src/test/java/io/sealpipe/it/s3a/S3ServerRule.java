@@ -4,34 +4,40 @@ import io.sealpipe.it.s3.S3Server;
 import org.junit.rules.ExternalResource;
 
 /**
- * One {@link S3Server} for a JUnit 4 test class (Hadoop's contract tests):
- * {@code @ClassRule public static final S3ServerRule SERVER = new S3ServerRule();}
- * starts it before the class's first test and stops it after the last, failed or not.
+ * The {@link S3Server} of Hadoop's contract tests (JUnit 4), one for every contract class of the
+ * JVM (they run in one, the pom's {@code contract} execution):
+ * {@code @ClassRule public static final S3ServerRule SERVER = new S3ServerRule();} starts it
+ * before the first class's first test, and it stops when the JVM ends (S3Proxy lives in this
+ * JVM, so it cannot outlive it). One server rather than one per class: S3A caches its file
+ * system instances by bucket, so a second server on another port would leave later classes
+ * with a client of the first, and each start is time spent again. Each test works under a
+ * directory of its own, which the contract deletes.
  */
 public final class S3ServerRule extends ExternalResource {
-    private static volatile S3Server current;
+    private static S3Server shared;
+
     @Override
     protected void before() throws Throwable {
-        current = S3Server.start();
+        server();
     }
 
-    @Override
-    protected void after() {
-        S3Server server = current;
-        current = null;
-        try {
-            server.close();
-        } catch (Exception e) {
-            throw new IllegalStateException("S3Proxy did not stop", e);
+    /** This JVM's server, started on the first call. */
+    static synchronized S3Server server() {
+        if (shared == null) {
+            try {
+                S3Server started = S3Server.start();
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                    try {
+                        started.close();
+                    } catch (Exception e) {
+                        System.err.println("S3Proxy did not stop: " + e);
+                    }
+                }, "s3proxy-stop"));
+                shared = started;
+            } catch (Exception e) {
+                throw new IllegalStateException("S3Proxy did not start", e);
+            }
         }
-    }
-
-    /** The running server of this JVM's test class. */
-    static S3Server server() {
-        S3Server server = current;
-        if (server == null) {
-            throw new IllegalStateException("no S3 server: the test class needs @ClassRule S3ServerRule");
-        }
-        return server;
+        return shared;
     }
 }
