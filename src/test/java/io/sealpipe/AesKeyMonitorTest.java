@@ -17,7 +17,6 @@ import java.net.URLClassLoader;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -60,15 +59,8 @@ class AesKeyMonitorTest {
         }, "monitor-holder");
         holder.start();
         held.await();
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread user = new Thread(() -> {
-            try {
-                work.run();
-            } catch (Throwable t) {
-                failure.set(t);
-            }
-        }, "key-user");
-        user.start();
+        OtherThread userThread = OtherThread.start("key-user", "the key's use while the monitor was held", work::run);
+        Thread user = userThread.thread();
         user.join(DEADLOCK_BOUND_MILLIS);
         boolean blocked = user.isAlive();
         String where = Arrays.stream(user.getStackTrace()).map(e -> "\n\tat " + e).collect(Collectors.joining());
@@ -77,9 +69,7 @@ class AesKeyMonitorTest {
         user.join();
         assertFalse(blocked, "the key's user was blocked while another thread held " + name + "'s monitor:"
                 + where);
-        if (failure.get() != null) {
-            throw new AssertionError("the key's user failed while the monitor was held", failure.get());
-        }
+        userThread.join();
     }
 
     @Test

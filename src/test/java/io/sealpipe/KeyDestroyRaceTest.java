@@ -16,7 +16,6 @@ import java.io.OutputStream;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -153,7 +152,7 @@ class KeyDestroyRaceTest {
         if (moment == Moment.BEFORE) {
             destroy.run();
         } else if (moment == Moment.IN_CIPHER_CREATION) {
-            engine.beforeNextCipher(Thread.currentThread(), () -> onAnotherThread(destroy));
+            engine.beforeNextCipher(Thread.currentThread(), () -> OtherThread.run("destroyer", "the destroy", destroy::run));
         }
         try {
             writer.run();
@@ -167,33 +166,12 @@ class KeyDestroyRaceTest {
     private static void writeInTwo(OutputStream out, Moment moment, Runnable destroy) throws IOException {
         out.write(PLAIN, 0, PLAIN.length / 2);
         if (moment == Moment.MID_WRITE) {
-            onAnotherThread(destroy);
+            OtherThread.run("destroyer", "the destroy", destroy::run);
         }
         out.write(PLAIN, PLAIN.length / 2, PLAIN.length - PLAIN.length / 2);
     }
 
     /** Runs {@code step} on a new thread and waits for it to end. */
-    private static void onAnotherThread(Runnable step) {
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread t = new Thread(() -> {
-            try {
-                step.run();
-            } catch (Throwable e) {
-                failure.set(e);
-            }
-        }, "destroyer");
-        t.start();
-        try {
-            t.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted while the destroy ran", e);
-        }
-        if (failure.get() != null) {
-            throw new AssertionError("the destroy failed", failure.get());
-        }
-    }
-
     /** GcmStreams.encrypt and the writing, against GcmStreams.destroy(). */
     @Test
     void gcmStreamsDestroyedWhileAStreamIsMade() throws Exception {

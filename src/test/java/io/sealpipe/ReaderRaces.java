@@ -1,6 +1,5 @@
 package io.sealpipe;
 
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 
 /** Steps the race tests place at exact points of another thread's work. */
@@ -9,42 +8,20 @@ public final class ReaderRaces {
 
     /** Closes {@code closeable} on a thread of its own and waits for it: close() runs whole, right here. */
     public static void closeOnAnotherThread(AutoCloseable closeable) {
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread closer = new Thread(() -> {
-            try {
-                closeable.close();
-            } catch (Throwable t) {
-                failure.set(t);
-            }
-        }, "closer");
-        closer.start();
-        joinUninterruptibly(closer);
-        if (failure.get() != null) {
-            throw new AssertionError("close() failed", failure.get());
-        }
+        OtherThread.run("closer", "close()", closeable::close);
     }
 
     /** A close() running on a thread of its own, started by {@link #startClose}. */
     public static final class Closing {
-        private final Thread thread;
-        private final AtomicReference<Throwable> failure = new AtomicReference<>();
+        private final OtherThread closer;
 
-        private Closing(AutoCloseable closeable) {
-            thread = new Thread(() -> {
-                try {
-                    closeable.close();
-                } catch (Throwable t) {
-                    failure.set(t);
-                }
-            }, "closer");
+        private Closing(OtherThread closer) {
+            this.closer = closer;
         }
 
         /** Waits for close() to end; throws if it failed. */
         public void join() {
-            joinUninterruptibly(thread);
-            if (failure.get() != null) {
-                throw new AssertionError("close() failed", failure.get());
-            }
+            closer.join();
         }
     }
 
@@ -55,12 +32,11 @@ public final class ReaderRaces {
      * #closeOnAnotherThread} would never return. It spins on those two states, never on time.
      */
     public static Closing startClose(AutoCloseable closeable, Predicate<Thread> waits) {
-        Closing closing = new Closing(closeable);
-        closing.thread.start();
-        while (closing.thread.isAlive() && !waits.test(closing.thread)) {
+        OtherThread closer = OtherThread.start("closer", "close()", closeable::close);
+        while (closer.thread().isAlive() && !waits.test(closer.thread())) {
             Thread.onSpinWait();
         }
-        return closing;
+        return new Closing(closer);
     }
 
     /**
@@ -69,20 +45,5 @@ public final class ReaderRaces {
      */
     public static boolean blocked(Thread closer) {
         return closer.getState() == Thread.State.BLOCKED;
-    }
-
-    public static void joinUninterruptibly(Thread thread) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                thread.join();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sealpipe.OtherThread;
 import io.sealpipe.internal.BaseAeadCipher;
 import io.sealpipe.internal.BaseHmac;
 import io.sealpipe.internal.BaseStreamCipher;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -49,24 +49,19 @@ class ConcurrentCloseTest {
      */
     private static void closeWhileCalling(String what, AutoCloseable target, Call call) throws Exception {
         CountDownLatch firstCallDone = new CountDownLatch(1);
-        AtomicReference<Throwable> ended = new AtomicReference<>();
-        Thread worker = new Thread(() -> {
+        OtherThread worker = OtherThread.start("calls on " + what, "the calls on " + what, () -> {
             try {
                 while (true) {
                     call.run();
                     firstCallDone.countDown();
                 }
-            } catch (Throwable t) {
-                ended.set(t);
             } finally {
                 firstCallDone.countDown();
             }
-        }, "calls on " + what);
-        worker.start();
+        });
         firstCallDone.await();
         target.close();
-        worker.join();
-        Throwable t = ended.get();
+        Throwable t = worker.awaitFailure();
         assertInstanceOf(IllegalStateException.class, t, what + ": the loop must end with IllegalStateException");
         assertTrue(t.getMessage().contains("is closed"), what + ": " + t.getMessage());
     }
@@ -163,15 +158,7 @@ class ConcurrentCloseTest {
      */
     private static void closeDuringAHeldCall(Gate gate, AutoCloseable target, Call call, Call another)
             throws Exception {
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread worker = new Thread(() -> {
-            try {
-                call.run();
-            } catch (Throwable t) {
-                failure.set(t);
-            }
-        }, "held call");
-        worker.start();
+        OtherThread worker = OtherThread.start("held call", "the call that started before close()", call::run);
         gate.inside.await();
         target.close();
         assertEquals(0, gate.engineCloses.get(), "the engine must not be closed while a call is inside it");
@@ -180,8 +167,7 @@ class ConcurrentCloseTest {
         target.close(); // idempotent, still deferred
         assertEquals(0, gate.engineCloses.get());
         gate.release.countDown();
-        worker.join();
-        assertEquals(null, failure.get(), "the call that started before close() completes normally");
+        worker.join(); // the call that started before close() completes normally
         assertEquals(1, gate.engineCloses.get(), "the last call to leave closes the engine, once");
         assertTrue(!gate.closedUnderACall);
         target.close();

@@ -1,19 +1,18 @@
 package io.sealpipe.gcm;
 
 import static io.sealpipe.CtrFixtures.bytes;
-import static io.sealpipe.ReaderRaces.joinUninterruptibly;
 import static io.sealpipe.gcm.Cobblestone.CHUNK_SIZE;
 import static io.sealpipe.gcm.Cobblestone.HEADER_LENGTH;
 import static io.sealpipe.gcm.Cobblestone.SEALED_CHUNK_SIZE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.HookedEngine;
+import io.sealpipe.OtherThread;
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.engine.CryptoEngine;
 import io.sealpipe.engine.EngineKind;
@@ -335,29 +334,21 @@ class GcmReadAheadTest {
     private void closeDuringABatch(HookedEngine engine, HookedSource source, CountDownLatch inBatch,
             CountDownLatch answer) throws Exception {
         GcmInputStream in = gcm(engine, 2, executor).decrypt(source);
-        AtomicReference<Throwable> readFailure = new AtomicReference<>();
-        Thread reader = new Thread(() -> {
+        OtherThread reader = OtherThread.start("reader", "the reads", () -> {
             byte[] b = new byte[MIB];
-            try {
-                while (in.read(b, 0, b.length) >= 0) {
-                    // read until close() stops it
-                }
-            } catch (Throwable t) {
-                readFailure.set(t);
+            while (in.read(b, 0, b.length) >= 0) {
+                // read until close() stops it
             }
-        }, "reader");
-        reader.start();
+        });
         await(inBatch);
-        AtomicReference<Throwable> closeFailure = new AtomicReference<>();
-        Thread closer = closeInBackground(in, closeFailure);
+        OtherThread closer = OtherThread.start("closer", "close()", in::close);
         await(source.closed); // close() began: the source is closed first
-        awaitWaiting(closer, "close() returned while a batch was in flight"); // then it waits for the batch
+        awaitWaiting(closer.thread(), "close() returned while a batch was in flight"); // then it waits for the batch
         assertTrue(engine.open() >= 2, "no cipher is freed while the batch is in flight");
         answer.countDown();
-        joinUninterruptibly(reader);
-        joinUninterruptibly(closer);
-        assertNull(closeFailure.get(), "close() failed");
-        assertInstanceOf(ClosedChannelException.class, readFailure.get(), "the read fails as closed");
+        Throwable readFailure = reader.awaitFailure();
+        closer.join();
+        assertInstanceOf(ClosedChannelException.class, readFailure, "the read fails as closed");
         assertEquals(0, engine.open(), "ciphers left open");
         assertEquals(1, source.closes.get(), "the source is closed once");
         in.close();
@@ -454,13 +445,11 @@ class GcmReadAheadTest {
         GcmInputStream held = gcm.decrypt(onOther.source(sealed));
         readUpToTheBatchOpenedAhead(held);
         await(onOther.aheadBegun); // a worker holds a part of the batch opened ahead
-        AtomicReference<Throwable> closeFailure = new AtomicReference<>();
-        Thread closer = closeInBackground(held, closeFailure);
-        awaitWaiting(closer, "close() returned while a worker was opening a batch"); // it waits for the worker's part
+        OtherThread closer = OtherThread.start("closer", "close()", held::close);
+        awaitWaiting(closer.thread(), "close() returned while a worker was opening a batch"); // it waits for the worker's part
         assertTrue(engine.open() >= 2, "no cipher is freed while a worker holds one");
         onOther.answer.countDown();
-        joinUninterruptibly(closer);
-        assertNull(closeFailure.get(), "close() failed");
+        closer.join();
         assertEquals(0, engine.open(), "ciphers left open");
         assertThrows(ClosedChannelException.class, () -> held.read(new byte[10], 0, 10));
     }
@@ -583,19 +572,6 @@ class GcmReadAheadTest {
             }
             assertArrayEquals(Arrays.copyOfRange(PLAIN, (int) in.plaintextRead(), PLAIN.length), in.readAllBytes());
         }
-    }
-
-    /** Runs {@code in.close()} on a thread of its own, named "closer"; what it throws goes to {@code failure}. */
-    private static Thread closeInBackground(GcmInputStream in, AtomicReference<Throwable> failure) {
-        Thread closer = new Thread(() -> {
-            try {
-                in.close();
-            } catch (Throwable t) {
-                failure.set(t);
-            }
-        }, "closer");
-        closer.start();
-        return closer;
     }
 
     /** Waits until {@code closer} parks (close() waits for something); fails with {@code ifReturned} if it ends first. */
