@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import io.sealpipe.gcm.GcmOutputStream;
 import io.sealpipe.gcm.GcmSeekableChannel;
@@ -130,16 +129,8 @@ class FullDiskTest {
      * Every reader rejects what a failed GCM stream left ({@link #readers}).
      */
     private static void assertRejected(Pipeline p, byte[] left) {
-        readers(p, left).forEach((reader, read) -> {
-            byte[] back;
-            try {
-                back = read.read();
-            } catch (IOException rejected) {
-                return;
-            }
-            fail(reader + " read a GCM message cut short by a full disk (" + left.length + " bytes stored): "
-                    + back.length + " bytes");
-        });
+        EveryReader.mustReject(readers(p, left), (reader, back) -> reader + " read a GCM message cut short by a full disk ("
+                + left.length + " bytes stored): " + back.length + " bytes");
     }
 
     /**
@@ -156,7 +147,7 @@ class FullDiskTest {
         } catch (IOException e) {
             throw new AssertionError(e);
         }
-        Map<String, Read> readers = readers(p, whole);
+        Map<String, EveryReader.Read<byte[]>> readers = readers(p, whole);
         assertEquals(11, readers.size(), readers.keySet().toString());
         readers.forEach((reader, read) -> {
             try {
@@ -168,18 +159,13 @@ class FullDiskTest {
         });
     }
 
-    /** A read of a stored GCM message. */
-    private interface Read {
-        byte[] read() throws IOException;
-    }
-
     /**
      * Every way to read {@code stored}: the pipeline's own stream (through Snappy when it
      * compresses), and on the GCM layer a stream at parallelism 1 and 2, a channel, a buffer, and
      * a seekable channel read to its end and at its last byte.
      */
-    private static Map<String, Read> readers(Pipeline p, byte[] stored) {
-        Map<String, Read> readers = new LinkedHashMap<>();
+    private static Map<String, EveryReader.Read<byte[]>> readers(Pipeline p, byte[] stored) {
+        Map<String, EveryReader.Read<byte[]>> readers = new LinkedHashMap<>();
         readers.put("the pipeline's stream", () -> p.decrypt(stored, 1 << 16));
         for (int parallelism : new int[] {1, 2}) {
             GcmStreams gcm = Pipeline.of(Pipeline.Mode.GCM, false, parallelism).gcm();

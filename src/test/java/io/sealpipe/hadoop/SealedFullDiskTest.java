@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
+import io.sealpipe.EveryReader;
 import io.sealpipe.Tmpfs;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -72,15 +72,8 @@ class SealedFullDiskTest {
         if (!fs.exists(file)) {
             return;
         }
-        readers(fs, file).forEach((reader, read) -> {
-            int back;
-            try {
-                back = read.read();
-            } catch (IOException rejected) {
-                return;
-            }
-            fail(reader + ": a sealed file cut short by a full disk was read (" + back + " of " + written + " bytes)");
-        });
+        EveryReader.mustReject(readers(fs, file), (reader, back) -> reader
+                + ": a sealed file cut short by a full disk was read (" + back + " of " + written + " bytes)");
     }
 
     /** The positive control of the check: every one of its readers reads a whole sealed file. */
@@ -91,17 +84,17 @@ class SealedFullDiskTest {
         try (FileSystem fs = fixture.sealed()) {
             org.apache.hadoop.fs.Path file = fixture.sealedPath("whole");
             SealedFixture.write(fs, file, data);
-            Map<String, Read> readers = readers(fs, file);
+            Map<String, EveryReader.Read<Integer>> readers = readers(fs, file);
             assertEquals(3, readers.size());
-            for (Map.Entry<String, Read> reader : readers.entrySet()) {
+            for (Map.Entry<String, EveryReader.Read<Integer>> reader : readers.entrySet()) {
                 assertEquals(data.length, reader.getValue().read(), reader.getKey());
             }
         }
     }
 
     /** Every way the check reads {@code file}, each giving the length it read. */
-    private static Map<String, Read> readers(FileSystem fs, org.apache.hadoop.fs.Path file) {
-        Map<String, Read> readers = new LinkedHashMap<>();
+    private static Map<String, EveryReader.Read<Integer>> readers(FileSystem fs, org.apache.hadoop.fs.Path file) {
+        Map<String, EveryReader.Read<Integer>> readers = new LinkedHashMap<>();
         readers.put("a stream read to its end", () -> {
             try (FSDataInputStream in = fs.open(file)) {
                 return in.readAllBytes().length;
@@ -123,10 +116,5 @@ class SealedFullDiskTest {
             }
         });
         return readers;
-    }
-
-    /** A read of a stored file; returns how many bytes it read. */
-    private interface Read {
-        int read() throws IOException;
     }
 }
