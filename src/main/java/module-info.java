@@ -1,0 +1,67 @@
+/**
+ * sealpipe: AES-CTR and chunked AES-GCM streams on OpenSSL (JNI or JNA), the JCE or ACCP, with
+ * adapters for Hadoop and Apache Commons Crypto.
+ *
+ * <p>Exports the packages whose {@code package-info.java} describes an API; not
+ * {@code io.sealpipe.internal} (key bytes, shared implementation), {@code io.sealpipe.internal.hadoop}
+ * or {@code io.sealpipe.cli}. Every dependency is optional ({@code requires static}): on the module
+ * path, a feature's module must be on the module path and resolved ({@code --add-modules}) for the
+ * feature to work, as its jar must be on the class path otherwise (docs/security.md, "The module
+ * boundary"; README, "Use it as a library").
+ */
+@SuppressWarnings({"requires-automatic", "exports"})
+module io.sealpipe {
+    exports io.sealpipe;
+    exports io.sealpipe.gcm;
+    exports io.sealpipe.ctr;
+    exports io.sealpipe.snappy;
+    exports io.sealpipe.engine;
+    exports io.sealpipe.engine.openssl;
+    exports io.sealpipe.engine.jna;
+    exports io.sealpipe.engine.jce;
+    exports io.sealpipe.engine.accp;
+    exports io.sealpipe.commons;
+    exports io.sealpipe.hadoop;
+
+    // sun.misc.Unsafe reads a direct buffer's address where neither libsealpipe nor JNA has
+    // loaded (io.sealpipe.internal.Buffers, docs/engines.md): a plain requires, so that a modular
+    // application resolves it as a class-path one has it. Every JDK image has it; jlink adds it.
+    requires jdk.unsupported;
+    // JavaRuntime and HeapRegions read the JVM's flags (AES intrinsics, G1's region size) through
+    // jdk.management's HotSpotDiagnosticMXBean, where there is one: java.management binds it as
+    // its service provider when the JVM starts; without it, they assume the defaults.
+    requires java.management;
+    requires static jdk.management;
+
+    // Logging: the application's SLF4J (1.7 or 2.x), else the JDK's System.Logger.
+    requires static org.slf4j;
+    // Engines: openssl-jna and accp.
+    requires static com.sun.jna;
+    requires static com.amazon.corretto.crypto.provider;
+    // SnappyStreams. snappy-java names no module: this is the name derived from its jar's name.
+    requires static snappy.java;
+    // io.sealpipe.commons: Commons Crypto names no module either (derived from commons-crypto-1.x.jar).
+    requires static commons.crypto;
+    // io.sealpipe.hadoop: Hadoop's jars name no module (derived from hadoop-common-3.x.jar and so on);
+    // Hadoop and Spark load sealpipe from the class path, where these names play no part.
+    requires static hadoop.common;
+    requires static hadoop.mapreduce.client.core;
+    requires static hadoop.aws;
+    // io.sealpipe.hadoop.AwsEnvelopeKms: the AWS SDK v2.
+    requires static software.amazon.awssdk.services.kms;
+    requires static software.amazon.awssdk.http.apache;
+    requires static software.amazon.awssdk.auth;
+    requires static software.amazon.awssdk.awscore;
+    requires static software.amazon.awssdk.core;
+    requires static software.amazon.awssdk.http;
+    requires static software.amazon.awssdk.regions;
+    // The command-line tool (io.sealpipe.cli, not exported).
+    requires static info.picocli;
+    requires static com.fasterxml.jackson.databind;
+    requires static org.knowm.xchart;
+    requires static me.tongfei.progressbar;
+    requires static java.desktop; // the speed chart's fonts and colours
+
+    // picocli reads and sets the commands' annotated fields by reflection.
+    opens io.sealpipe.cli to info.picocli;
+}
