@@ -4,12 +4,21 @@
  *
  * <p>Exports the packages whose {@code package-info.java} describes an API; not
  * {@code io.sealpipe.internal} (key bytes, shared implementation), {@code io.sealpipe.internal.hadoop}
- * or {@code io.sealpipe.cli}. Every dependency is optional ({@code requires static}): on the module
- * path, a feature's module must be on the module path and resolved ({@code --add-modules}) for the
- * feature to work, as its jar must be on the class path otherwise (docs/security.md, "The module
- * boundary"; README, "Use it as a library").
+ * or {@code io.sealpipe.cli}. Every other library is optional ({@code requires static}): a feature's
+ * jar goes on the class path, or on the module path resolved with {@code --add-modules}
+ * (docs/security.md, "The module boundary"; README, "Use it as a library").
  */
-@SuppressWarnings({"requires-automatic", "exports"})
+// Several of these modules are automatic, and five have only the names the JVM derives from their
+// jars' file names (snappy.java, commons.crypto, hadoop.*): Maven warns that such a descriptor
+// should not be published. It holds here because every one is "requires static": nothing needs
+// them to resolve io.sealpipe or to compile against it, so a new name cannot break a consumer.
+// On the module path a renamed snappy-java is still read (OptionalDependency.readFrom); Hadoop
+// does not run on the module path at all (hadoop-shaded-protobuf_3_25's derived name is invalid,
+// and guava and failureaccess hold one package), so io.sealpipe.hadoop runs on the class path.
+// Not "requires static transitive", though Hadoop's and Commons Crypto's types are in the API of
+// io.sealpipe.hadoop and io.sealpipe.commons: javac would then demand those modules to compile
+// any consumer; those classes say @SuppressWarnings("exports") instead.
+@SuppressWarnings("requires-automatic")
 module io.sealpipe {
     exports io.sealpipe;
     exports io.sealpipe.gcm;
@@ -42,8 +51,7 @@ module io.sealpipe {
     requires static snappy.java;
     // io.sealpipe.commons: Commons Crypto names no module either (derived from commons-crypto-1.x.jar).
     requires static commons.crypto;
-    // io.sealpipe.hadoop: Hadoop's jars name no module (derived from hadoop-common-3.x.jar and so on);
-    // Hadoop and Spark load sealpipe from the class path, where these names play no part.
+    // io.sealpipe.hadoop: Hadoop's jars name no module (derived from hadoop-common-3.x.jar and so on).
     requires static hadoop.common;
     requires static hadoop.mapreduce.client.core;
     requires static hadoop.aws;
