@@ -11,6 +11,6 @@
  * (Hadoop-compatible AES-CTR streams: seekable, positioned reads, confidentiality only) and
  * {@link io.sealpipe.snappy} (Snappy compression before either). All run on the engine that
  * {@link io.sealpipe.engine.Engines} selects. {@link io.sealpipe.hadoop} has the sealed Hadoop
- * {@code FileSystem} and codec; {@link io.sealpipe.internal} is not an API.
+ * {@code FileSystem} and codec; {@code io.sealpipe.internal} is not an API (nor exported by the module).
  */
 package io.sealpipe;

@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
-import java.util.jar.JarFile;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * only the jar and slf4j-api (no JNA, no snappy-java, no picocli), or the jar alone, runs
  * {@code it/NoOptionalDependenciesProbe.java}. Each absent optional dependency must make only
  * its own feature unavailable, saying what to add; everything else must work, the native
- * library included; and the jar's manifest names its module. SLF4J is optional too: without it
+ * library included (the jar as a module: ModuleConsumerIT). SLF4J is optional too: without it
  * sealpipe logs through the JDK's {@code System.Logger} (java.util.logging unless the
  * application installs another backend); with it, through SLF4J only. Run by
  * maven-failsafe-plugin after {@code package}, which passes the paths.
@@ -91,13 +90,6 @@ class OptionalDependenciesIT {
         assertTrue(out.contains("snappy: SnappyStreams is unavailable: snappy-java is not on the class path: add "
                 + "org.xerial.snappy:snappy-java (" + property("sealpipe.it.snappy.version") + ")"), out);
         assertTrue(out.contains("file created: false"), out);
-    }
-
-    @Test
-    void theJarNamesItsModule() throws IOException {
-        try (JarFile jar = new JarFile(JAR.toFile())) {
-            assertEquals("io.sealpipe", jar.getManifest().getMainAttributes().getValue("Automatic-Module-Name"));
-        }
     }
 
     @Test

@@ -36,6 +36,7 @@ import org.apache.commons.crypto.cipher.CryptoCipher;
  * the last {@code init}. Input and output may overlap. Not thread-safe; {@code close()} frees the
  * engine's context and zeroes the key.
  */
+@SuppressWarnings("exports") // Commons Crypto's types in this API: module-info.java says why they are not "requires transitive"
 public final class SealpipeCryptoCipher implements CryptoCipher {
     /** The one transformation this cipher does. */
     public static final String TRANSFORMATION = "AES/CTR/NoPadding";

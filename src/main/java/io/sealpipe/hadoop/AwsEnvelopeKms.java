@@ -60,6 +60,7 @@ import software.amazon.awssdk.services.kms.model.ReEncryptResponse;
  * SDK bundle, which has both) on the class path. A refusal ({@code AccessDeniedException}) is an
  * {@link AccessControlException}; every failure says what the KMS answered.
  */
+@SuppressWarnings("exports") // Hadoop's types in this API: module-info.java says why they are not "requires transitive"
 public final class AwsEnvelopeKms implements EnvelopeKms {
     /** The envelope kind of a data key wrapped by AWS KMS. */
     public static final int KIND = Envelope.KIND_AWS;

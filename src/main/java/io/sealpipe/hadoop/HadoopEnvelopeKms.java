@@ -19,6 +19,7 @@ import org.apache.hadoop.security.AccessControlException;
  * jceks://}) Hadoop's default extension does the same locally. The envelope's kind is {@value
  * #KIND}; its version is the key version that wrapped the data key, its IV the wrapping's IV.
  */
+@SuppressWarnings("exports") // Hadoop's types in this API: module-info.java says why they are not "requires transitive"
 public final class HadoopEnvelopeKms implements EnvelopeKms {
     /** The envelope kind of a data key wrapped by a Hadoop key provider. */
     public static final int KIND = io.sealpipe.internal.Envelope.KIND_HADOOP;

@@ -31,7 +31,11 @@ import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitterFactory;
  * system (S3A's staging committers, {@code directory} and {@code partitioned}, stage task output
  * on the local disk and upload it as it is) is refused: its output would not be sealed.
  */
+@SuppressWarnings("exports") // Hadoop's types in this API: module-info.java says why they are not "requires transitive"
 public class SealedCommitterFactory extends PathOutputCommitterFactory {
+    /** Made by MapReduce, from the class named in {@code mapreduce.outputcommitter.factory.scheme.SCHEME}. */
+    public SealedCommitterFactory() {}
+
     @Override
     public PathOutputCommitter createOutputCommitter(Path outputPath, TaskAttemptContext context) throws IOException {
         Configuration conf = context.getConfiguration();

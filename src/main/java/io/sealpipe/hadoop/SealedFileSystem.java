@@ -115,6 +115,7 @@ import org.apache.hadoop.util.functional.FutureIO;
  * under its name is a new key, and the first read of the provider after the deletion forgets the
  * deleted material ({@value #KEY_REFRESH_SECONDS} sets how often new files read it).
  */
+@SuppressWarnings("exports") // Hadoop's types in this API: module-info.java says why they are not "requires transitive"
 public class SealedFileSystem extends FileSystem {
     /** The URI of the Hadoop KeyProvider holding the key. */
     public static final String KEY_PROVIDER_PATH = "sealpipe.fs.key.provider.path";

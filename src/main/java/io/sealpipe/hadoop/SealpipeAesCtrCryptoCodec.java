@@ -37,6 +37,7 @@ import org.apache.hadoop.crypto.Encryptor;
  * {@code hadoop.security.java.secure.random.algorithm} when it is set, else the platform's
  * default.
  */
+@SuppressWarnings("exports") // Hadoop's types in this API: module-info.java says why they are not "requires transitive"
 public final class SealpipeAesCtrCryptoCodec extends CryptoCodec {
     /** Hadoop's configuration key for the algorithm of {@link #generateSecureRandom}. */
     static final String SECURE_RANDOM_ALGORITHM = "hadoop.security.java.secure.random.algorithm";

@@ -14,46 +14,93 @@ import java.util.Properties;
  */
 public enum OptionalDependency {
     /** JNA, for the openssl-jna engine. */
-    JNA("JNA", "com.sun.jna.Native", "net.java.dev.jna", "jna", null),
+    JNA("JNA", "com.sun.jna.Native", "com.sun.jna", "net.java.dev.jna", "jna", null),
     /** snappy-java, for {@code SnappyStreams}. */
-    SNAPPY("snappy-java", "org.xerial.snappy.Snappy", "org.xerial.snappy", "snappy-java", null),
+    SNAPPY("snappy-java", "org.xerial.snappy.Snappy", "snappy.java", "org.xerial.snappy", "snappy-java", null),
     /**
      * The Amazon Corretto Crypto Provider, for the accp engine; its jars are per platform (the
      * classifier named is this JVM's: {@code linux-aarch64} on 64-bit Arm, else {@code linux-x86_64}).
      */
     ACCP("Amazon Corretto Crypto Provider", "com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider",
-            "software.amazon.cryptools", "AmazonCorrettoCryptoProvider",
+            "com.amazon.corretto.crypto.provider", "software.amazon.cryptools", "AmazonCorrettoCryptoProvider",
             "aarch64".equals(System.getProperty("os.arch")) || "arm64".equals(System.getProperty("os.arch"))
                     ? "linux-aarch64" : "linux-x86_64"),
     /**
      * SLF4J's API (1.7 or 2.x, the application's own), which {@link Log} logs through; without it
      * {@link Log} logs through the JDK's {@code System.Logger} and nothing is unavailable.
      */
-    SLF4J("SLF4J", "org.slf4j.LoggerFactory", "org.slf4j", "slf4j-api", null);
+    SLF4J("SLF4J", "org.slf4j.LoggerFactory", "org.slf4j", "org.slf4j", "slf4j-api", null);
 
     private final String name;
     private final String probeClass;
+    private final String module; // its name in module-info.java's requires static
     private final String groupId;
     private final String artifactId;
     private final String classifier; // null if the artifact has one jar for all platforms
 
-    OptionalDependency(String name, String probeClass, String groupId, String artifactId, String classifier) {
+    OptionalDependency(String name, String probeClass, String module, String groupId, String artifactId,
+            String classifier) {
         this.name = name;
         this.probeClass = probeClass;
+        this.module = module;
         this.groupId = groupId;
         this.artifactId = artifactId;
         this.classifier = classifier;
     }
 
     /**
-     * Whether the dependency's classes are on the class path: its class file is looked up as a
+     * Whether the dependency's classes are there for sealpipe's: its class file is looked up as a
      * resource, not loaded (loading a class of a signed jar, as ACCP's is, first verifies the
-     * jar's signature: about 50 ms).
+     * jar's signature: about 50 ms). On the module path, a module's class files are found only
+     * if the module is resolved, and then sealpipe's module is made to read the one that has them
+     * (see {@link #readFrom}).
      */
     public boolean isPresent() {
         ClassLoader loader = OptionalDependency.class.getClassLoader();
         String file = probeClass.replace('.', '/') + ".class";
-        return loader == null ? ClassLoader.getSystemResource(file) != null : loader.getResource(file) != null;
+        boolean found = loader == null ? ClassLoader.getSystemResource(file) != null : loader.getResource(file) != null;
+        if (found && loader != null) {
+            readFrom(loader);
+        }
+        return found;
+    }
+
+    /**
+     * Where sealpipe is the module {@code io.sealpipe}, makes it read the module that holds the
+     * dependency's package: a resolved module of any name (its {@code requires static} names the
+     * module as it is named today, which a release of the dependency may change: snappy-java's
+     * name is derived from its jar's file name), or the class path (a module cannot require the
+     * unnamed module, but may read it). Without that, the first use of the dependency fails with
+     * {@code IllegalAccessError}: "module io.sealpipe does not read unnamed module". On the class
+     * path, where sealpipe reads everything already, this does nothing.
+     */
+    private void readFrom(ClassLoader loader) {
+        Module self = OptionalDependency.class.getModule();
+        if (!self.isNamed()) {
+            return;
+        }
+        String pkg = probeClass.substring(0, probeClass.lastIndexOf('.'));
+        Module holder = holder(self.getLayer(), pkg);
+        self.addReads(holder == null ? loader.getUnnamedModule() : holder);
+    }
+
+    /** The module of {@code layer} or its parents that has {@code pkg}, or null. */
+    private static Module holder(ModuleLayer layer, String pkg) {
+        if (layer == null) {
+            return null;
+        }
+        for (Module m : layer.modules()) {
+            if (m.getPackages().contains(pkg)) {
+                return m;
+            }
+        }
+        for (ModuleLayer parent : layer.parents()) {
+            Module m = holder(parent, pkg);
+            if (m != null) {
+                return m;
+            }
+        }
+        return null;
     }
 
     /**
@@ -69,8 +116,18 @@ public enum OptionalDependency {
         return groupId + ":" + artifactId + (details.isEmpty() ? "" : " (" + details + ")");
     }
 
-    /** Why the feature is missing and what to do, e.g. "JNA is not on the class path: add net.java.dev.jna:jna (5.15.0)". */
+    /**
+     * Why the feature is missing and what to do, e.g. "JNA is not on the class path: add
+     * net.java.dev.jna:jna (5.15.0)"; where sealpipe is on the module path, the dependency can be
+     * on either, and a module must be resolved: "JNA is neither on the class path nor a resolved
+     * module: add net.java.dev.jna:jna (5.15.0) to the class path, or to the module path with
+     * --add-modules com.sun.jna".
+     */
     public String absence() {
+        if (OptionalDependency.class.getModule().isNamed()) {
+            return name + " is neither on the class path nor a resolved module: add " + coordinates()
+                    + " to the class path, or to the module path with --add-modules " + module;
+        }
         return name + " is not on the class path: add " + coordinates();
     }
 

@@ -1,0 +1,4 @@
+/** An application on the module path that uses sealpipe (ModuleConsumerIT). */
+module consumer {
+    requires io.sealpipe;
+}
