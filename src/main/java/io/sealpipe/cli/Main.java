@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 /**
  * The {@code sealpipe} command. Exit codes: 0 success, 1 I/O or crypto failure, 2 bad arguments.
  */
-@Command(name = "sealpipe", mixinStandardHelpOptions = true, version = "sealpipe 0.1.0",
+@Command(name = "sealpipe", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
         description = "Fast encrypted streams for Hadoop-style storage: keys, encrypt and decrypt, inspect, speed, and the"
                 + " engines, CPU and OpenSSL report.",
         subcommands = {InfoCommand.class, KeygenCommand.class, CryptCommand.Encrypt.class, CryptCommand.Decrypt.class,
