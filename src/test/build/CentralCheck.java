@@ -13,7 +13,9 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
+import java.util.zip.ZipOutputStream;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.w3c.dom.Document;
 import org.w3c.dom.Element;
@@ -29,9 +31,11 @@ import org.w3c.dom.Node;
  * (java CentralCheck.java ...), run by the release profile after deploy.
  *
  * <p>Usage: {@code java CentralCheck.java --repository DIR --group G --artifact A --version V
- * [--gpg gpg] [--key FINGERPRINT-OR-ID]}. gpg verifies with the keyring of its GNUPGHOME. With
- * --key, each signature must also be made by that key (its fingerprint, long ID or a user ID
- * that gpg resolves to it).
+ * [--gpg gpg] [--key FINGERPRINT-OR-ID] [--bundle ZIP]}. gpg verifies with the keyring of its
+ * GNUPGHOME. With --key, each signature must also be made by that key (its fingerprint, long ID
+ * or a user ID that gpg resolves to it). With --bundle, once everything passed, the release's
+ * files (all but maven-metadata) go into ZIP in the repository's layout: the bundle that Central's
+ * Publisher API takes (src/test/release/publish uploads it).
  */
 public final class CentralCheck {
 
@@ -44,6 +48,7 @@ public final class CentralCheck {
 
   public static void main(String[] args) throws Exception {
     String repository = null, group = null, artifact = null, version = null, gpg = "gpg", key = null;
+    String bundle = null;
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
       switch (args[i]) {
@@ -53,8 +58,10 @@ public final class CentralCheck {
         case "--version" -> version = value;
         case "--gpg" -> gpg = value;
         case "--key" -> key = value == null || value.isBlank() ? null : value;
+        case "--bundle" -> bundle = value;
         default -> throw new IllegalArgumentException("CentralCheck: unknown argument " + args[i]
-            + "; usage: --repository DIR --group G --artifact A --version V [--gpg gpg] [--key K]");
+            + "; usage: --repository DIR --group G --artifact A --version V [--gpg gpg] [--key K]"
+            + " [--bundle ZIP]");
       }
       i++;
     }
@@ -75,6 +82,28 @@ public final class CentralCheck {
     System.out.println("CentralCheck: " + dir + ": " + artifacts
         + " artifacts, each signed (signature verified) with its .md5 and .sha1; the POM has"
         + " every field Central requires");
+    if (bundle != null) {
+      writeBundle(Path.of(repository), dir, Path.of(bundle));
+      System.out.println("CentralCheck: the bundle for Central: " + bundle);
+    }
+  }
+
+  /** The checked files, in the repository's layout, in a zip with fixed times and order. */
+  private static void writeBundle(Path repository, Path dir, Path bundle) throws IOException {
+    Files.createDirectories(bundle.toAbsolutePath().getParent());
+    TreeSet<Path> files = new TreeSet<>();
+    try (Stream<Path> list = Files.list(dir)) {
+      list.filter(p -> !p.getFileName().toString().startsWith("maven-metadata")).forEach(files::add);
+    }
+    try (ZipOutputStream zip = new ZipOutputStream(Files.newOutputStream(bundle))) {
+      for (Path file : files) {
+        ZipEntry entry = new ZipEntry(repository.relativize(file).toString().replace('\\', '/'));
+        entry.setTime(315532800000L); // 1980-01-01, the zip format's first day
+        zip.putNextEntry(entry);
+        Files.copy(file, zip);
+        zip.closeEntry();
+      }
+    }
   }
 
   private int run(Path dir, String group, String artifact, String version, String gpg, String key)
