@@ -57,7 +57,8 @@ public final class CentralCheck {
         case "--artifact" -> artifact = value;
         case "--version" -> version = value;
         case "--gpg" -> gpg = value;
-        case "--key" -> key = value == null || value.isBlank() ? null : value;
+        // Maven leaves ${gpg.keyname} as it is when the property is not set: no key named.
+        case "--key" -> key = value == null || value.isBlank() || value.startsWith("${") ? null : value;
         case "--bundle" -> bundle = value;
         default -> throw new IllegalArgumentException("CentralCheck: unknown argument " + args[i]
             + "; usage: --repository DIR --group G --artifact A --version V [--gpg gpg] [--key K]"
