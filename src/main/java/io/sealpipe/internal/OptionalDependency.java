@@ -19,12 +19,13 @@ public enum OptionalDependency {
     SNAPPY("snappy-java", "org.xerial.snappy.Snappy", "snappy.java", "org.xerial.snappy", "snappy-java", null),
     /**
      * The Amazon Corretto Crypto Provider, for the accp engine; its jars are per platform (the
-     * classifier named is this JVM's: {@code linux-aarch64} on 64-bit Arm, else {@code linux-x86_64}).
+     * classifier named is this JVM's: {@code linux-aarch_64}, ACCP's spelling, on 64-bit Arm,
+     * else {@code linux-x86_64}).
      */
     ACCP("Amazon Corretto Crypto Provider", "com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider",
             "com.amazon.corretto.crypto.provider", "software.amazon.cryptools", "AmazonCorrettoCryptoProvider",
             "aarch64".equals(System.getProperty("os.arch")) || "arm64".equals(System.getProperty("os.arch"))
-                    ? "linux-aarch64" : "linux-x86_64"),
+                    ? "linux-aarch_64" : "linux-x86_64"),
     /**
      * SLF4J's API (1.7 or 2.x, the application's own), which {@link Log} logs through; without it
      * {@link Log} logs through the JDK's {@code System.Logger} and nothing is unavailable.
