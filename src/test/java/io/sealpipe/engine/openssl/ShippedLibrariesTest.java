@@ -47,7 +47,9 @@ class ShippedLibrariesTest {
         try (Stream<Path> files = Files.walk(nativeRoot)) {
             files.filter(Files::isRegularFile).forEach(f -> found.add(nativeRoot.relativize(f).toString()));
         }
-        assertEquals(Set.of("linux-aarch64/libsealpipe.so", "linux-x86_64/libsealpipe.so"), found);
+        // Each library with what built it (libsealpipe.properties, for sealpipe --version).
+        assertEquals(Set.of("linux-aarch64/libsealpipe.so", "linux-aarch64/libsealpipe.properties",
+                "linux-x86_64/libsealpipe.so", "linux-x86_64/libsealpipe.properties"), found);
     }
 
     @ParameterizedTest
@@ -123,6 +125,32 @@ class ShippedLibrariesTest {
         // _FORTIFY_SOURCE: the checked variant of the formatting call the library makes.
         assertTrue(readelf(platform, "--dyn-syms", "--wide").contains("__vsnprintf_chk"),
                 platform + ": built without _FORTIFY_SOURCE (no __vsnprintf_chk)");
+    }
+
+    /**
+     * Reproducible anywhere: no absolute path of the build machine (the checkout, the JDK, zig's
+     * directory, the home directory) in the library, its debug information included; the
+     * Makefile maps each to a relative name (-ffile-prefix-map).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"linux-x86_64", "linux-aarch64"})
+    void namesNoPathOfTheBuildMachine(String platform) throws IOException {
+        byte[] bytes = Files.readAllBytes(library(platform));
+        List<String> paths = new ArrayList<>();
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i <= bytes.length; i++) {
+            int b = i < bytes.length ? bytes[i] & 0xff : 0;
+            if (b >= 0x20 && b < 0x7f) {
+                text.append((char) b);
+                continue;
+            }
+            if (text.length() >= 4 && text.charAt(0) == '/') {
+                paths.add(text.toString());
+            }
+            text.setLength(0);
+        }
+        assertEquals(List.of(), paths, platform + ": absolute paths in the library, which another machine's"
+                + " build would not have (see -ffile-prefix-map in src/main/native/Makefile)");
     }
 
     @Test
