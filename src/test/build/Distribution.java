@@ -104,7 +104,8 @@ public final class Distribution {
             StringBuilder thirdParty = new StringBuilder("Third-party components in sealpipe " + version + " for " + p[0]
                     + " (lib/), with their licences.\nEach licence's text is in this directory (see the file named"
                     + " after it); a component's own\nlicence and notice files, where its jar has them, are in"
-                    + " licenses/<component>/.\n\n");
+                    + " licenses/<component>/.\nNative code inside the jars (Snappy, AWS-LC, JNA's stub) and its licences:"
+                    + " NATIVE-CODE.txt.\n\n");
             for (Component c : lib) {
                 Files.copy(c.file(), libDir.resolve(c.fileName()));
                 thirdParty.append(String.format("%-48s %s%n", c.fileName(), licenceLine(c)));
@@ -214,8 +215,10 @@ public final class Distribution {
         if (n.contains("bsd") && (u.contains("bsd-3-clause") || n.contains("3-clause"))) {
             return "BSD-3-Clause";
         }
+        // The current LGPL (3) by its URL; "or later" as the one such component (VectorGraphics2D)
+        // says in its sources.
         if (n.contains("lesser general public license") && u.endsWith("/lgpl.txt")) {
-            return "LGPL-3.0-only";
+            return "LGPL-3.0-or-later";
         }
         if (n.contains("lgpl-2.1") || u.contains("lgpl-2.1")) {
             return "LGPL-2.1-or-later";
@@ -272,15 +275,22 @@ public final class Distribution {
                     .append("{\"alg\":\"SHA-1\",\"content\":").append(q(hash("SHA-1", c.file()))).append("},")
                     .append("{\"alg\":\"SHA-256\",\"content\":").append(q(hash("SHA-256", c.file()))).append("}]")
                     .append(",\"licenses\":[");
-            String lsep = "";
-            for (String[] l : c.licenses()) {
-                String id = spdx(l[0], l[1]);
-                body.append(lsep).append("{\"license\":{").append(id != null ? "\"id\":" + q(id) : "\"name\":" + q(l[0]));
-                if (l[1] != null) {
-                    body.append(",\"url\":").append(q(l[1]));
+            // Several licences in a POM are a choice: one SPDX expression with OR, where each has an
+            // id (CycloneDX reads several license entries as all applying).
+            List<String> ids = c.licenses().stream().map(l -> spdx(l[0], l[1])).toList();
+            if (ids.size() > 1 && !ids.contains(null)) {
+                body.append("{\"expression\":").append(q(String.join(" OR ", ids))).append("}");
+            } else {
+                String lsep = "";
+                for (String[] l : c.licenses()) {
+                    String id = spdx(l[0], l[1]);
+                    body.append(lsep).append("{\"license\":{").append(id != null ? "\"id\":" + q(id) : "\"name\":" + q(l[0]));
+                    if (l[1] != null) {
+                        body.append(",\"url\":").append(q(l[1]));
+                    }
+                    body.append("}}");
+                    lsep = ",";
                 }
-                body.append("}}");
-                lsep = ",";
             }
             body.append("],\"purl\":").append(q(c.purl())).append("}");
             refs.add(c.purl());

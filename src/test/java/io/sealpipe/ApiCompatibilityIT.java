@@ -36,13 +36,15 @@ import org.junit.jupiter.api.io.TempDir;
  * no baseline it says it skipped.
  *
  * <p>Each baseline is this jar, or this jar with one class recompiled from its source with one
- * more public method, put as {@code io.sealpipe:sealpipe:0.0.9} into a local repository of this
+ * more public method, put as the version before this one in its major line (0.0.99 before 0.1.0,
+ * 1.2.0 before 1.2.1: {@link #earlierInTheSameMajorLine}) into a local repository of this
  * test: its folder {@code io/sealpipe/sealpipe} is the test's own (the baseline, and this jar as
  * this version), everything else links to the build's local repository. So a child {@code mvn}
  * resolves the plugins and the dependencies as the build does and finds the baseline where a
- * release would be, and the build's repository gets no version 0.0.9. The child runs this
+ * release would be, and the build's repository gets no such version. The child runs this
  * project's pom.xml: the configuration under test is the one a release builds with. The step
- * from 0.0.9 to this version is a minor step, which allows no incompatible change.
+ * from the baseline to this version is a minor or a patch step, which allows no incompatible
+ * change.
  */
 class ApiCompatibilityIT {
     private static final Path JAR = property("sealpipe.it.jar");
@@ -52,7 +54,7 @@ class ApiCompatibilityIT {
     private static final Path LOCAL_REPOSITORY = property("sealpipe.it.local.repository");
     private static final String VERSION = Objects.requireNonNull(System.getProperty("sealpipe.it.version"));
     private static final boolean OFFLINE = "offline=true".equals(System.getProperty("sealpipe.it.offline"));
-    private static final String BASELINE = "0.0.9";
+    private static final String BASELINE = earlierInTheSameMajorLine(VERSION);
     private static final String PROBE = "removedInTheNextVersion";
 
     @TempDir
@@ -128,7 +130,13 @@ class ApiCompatibilityIT {
         pb.environment().remove("MAVEN_ARGS");
         // A short run: the C1 compiler alone and the serial collector halve Maven's CPU time here
         // (about 3 s of CPU a run, not 6).
-        pb.environment().put("MAVEN_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
+        // Added to the caller's MAVEN_OPTS, which may hold what Maven needs to reach a repository
+        // (a proxy).
+        String opts = System.getenv("MAVEN_OPTS");
+        pb.environment().put("MAVEN_OPTS", (opts == null || opts.isBlank() ? "" : opts + " ")
+                + "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
+        // The report of an earlier run must not stand in for this one's.
+        Files.deleteIfExists(POM.resolveSibling("target/japicmp/api-compat.diff"));
         Path log = dir.resolve("mvn-" + System.nanoTime() + ".log");
         pb.redirectErrorStream(true).redirectOutput(log.toFile());
         Process p = pb.start();
@@ -139,6 +147,26 @@ class ApiCompatibilityIT {
             throw new AssertionError("mvn did not finish in 10 minutes: " + Files.readString(log));
         }
         return new Run(p.exitValue(), Files.readString(log));
+    }
+
+    /**
+     * A version before {@code version} whose step to it is not a major one: the patch before it,
+     * else the minor before it (0.0.99 before 0.1.0). An X.0.0 has none: a removal is allowed
+     * there, and this test must then be given its baseline by hand.
+     */
+    static String earlierInTheSameMajorLine(String version) {
+        String[] p = version.replace("-SNAPSHOT", "").split("\\.");
+        int major = Integer.parseInt(p[0]);
+        int minor = Integer.parseInt(p[1]);
+        int patch = p.length > 2 ? Integer.parseInt(p[2]) : 0;
+        if (patch > 0) {
+            return major + "." + minor + "." + (patch - 1);
+        }
+        if (minor > 0) {
+            return major + "." + (minor - 1) + ".99";
+        }
+        throw new IllegalStateException(version + " is the first of its major line: no earlier version of the same"
+                + " line can be the baseline, and from another line a removal is allowed; give the test one by hand");
     }
 
     /**

@@ -26,9 +26,11 @@ import org.junit.jupiter.api.io.TempDir;
  * The CLI archive ({@code target/sealpipe-<version>-linux-x86_64.tar.gz}) runs on a machine with
  * only a JDK: unpacked into an empty directory, {@code bin/sealpipe} (directly and through a
  * symbolic link) runs {@code --version}, {@code info}, {@code keygen}, an {@code encrypt} and
- * {@code decrypt} round trip and a short {@code speed}, with an empty HOME and a PATH of the JDK's
- * bin, /usr/bin and /bin only, no Maven variables; nothing writes a Maven repository. The SBOMs
- * list exactly what is shipped. Run by maven-failsafe-plugin after {@code package}.
+ * {@code decrypt} round trip and a short {@code speed}, with an empty HOME (and {@code user.home},
+ * which Java takes from the password database, not from HOME) and a PATH of the JDK's bin and a
+ * directory with only the five tools the launcher uses (no Maven, no git); no other environment
+ * variable. A JDK older than 17 is refused; an early-access one runs. The SBOMs list exactly
+ * what is shipped. Run by maven-failsafe-plugin after {@code package}.
  */
 class CliArchiveIT {
     private static final String VERSION = Objects.requireNonNull(System.getProperty("sealpipe.it.version"),
@@ -43,6 +45,11 @@ class CliArchiveIT {
     private record Run(int exit, String out, String err) {}
 
     private Run run(Path home, Path launcher, String... args) throws IOException, InterruptedException {
+        return run(home, launcher, Map.of(), args);
+    }
+
+    private Run run(Path home, Path launcher, Map<String, String> extraEnv, String... args)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(launcher.toString());
         command.addAll(List.of(args));
@@ -51,8 +58,10 @@ class CliArchiveIT {
         String javaHome = System.getProperty("java.home");
         env.clear();
         env.put("HOME", home.toString());
-        env.put("PATH", javaHome + "/bin:/usr/bin:/bin");
+        env.put("PATH", javaHome + "/bin:" + tools());
         env.put("JAVA_HOME", javaHome);
+        env.put("SEALPIPE_JAVA_OPTS", "-Duser.home=" + home);
+        env.putAll(extraEnv);
         Path out = dir.resolve("stdout");
         Path err = dir.resolve("stderr");
         pb.redirectOutput(out.toFile()).redirectError(err.toFile());
@@ -60,6 +69,20 @@ class CliArchiveIT {
         p.getOutputStream().close();
         assertTrue(p.waitFor(180, TimeUnit.SECONDS), "bin/sealpipe " + String.join(" ", args) + " did not finish");
         return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
+    }
+
+    /** A directory with only what bin/sealpipe runs besides java: no mvn, no git on the PATH. */
+    private Path tools() throws IOException {
+        Path tools = dir.resolve("tools");
+        if (!Files.isDirectory(tools)) {
+            Files.createDirectories(tools);
+            for (String tool : List.of("readlink", "dirname", "sed", "head", "cut")) {
+                Path found = Stream.of("/usr/bin", "/bin").map(d -> Path.of(d, tool)).filter(Files::isExecutable)
+                        .findFirst().orElseThrow(() -> new IllegalStateException(tool + " is in neither /usr/bin nor /bin"));
+                Files.createSymbolicLink(tools.resolve(tool), found);
+            }
+        }
+        return tools;
     }
 
     private Path unpack(Path archive, Path into) throws IOException, InterruptedException {
@@ -91,7 +114,8 @@ class CliArchiveIT {
         Run info = run(home, launcher, "info", "--json");
         assertEquals(0, info.exit(), info.err());
         JsonNode json = new ObjectMapper().readTree(info.out());
-        assertTrue(info.out().contains("openssl-jni") && json.size() > 0, info.out());
+        assertEquals("openssl-jni", json.path("engine").asText(), info.out());
+        assertTrue(json.path("engines").path("openssl-jni").path("available").asBoolean(), info.out());
 
         Run keygen = run(home, launcher, "keygen", "--out", "key.hex");
         assertEquals(0, keygen.exit(), keygen.err());
@@ -114,6 +138,33 @@ class CliArchiveIT {
             List<Path> m2 = left.filter(p -> p.getFileName().toString().equals(".m2")).toList();
             assertTrue(m2.isEmpty(), "a Maven repository appeared in HOME: " + m2);
         }
+    }
+
+    /** bin/sealpipe reads the JDK's version (its release file): older than 17 is refused, early access runs. */
+    @Test
+    void refusesAJdkOlderThan17AndRunsAnEarlyAccessOne() throws Exception {
+        Path home = Files.createDirectories(dir.resolve("home"));
+        Path root = unpack(TARGET.resolve("sealpipe-" + VERSION + "-" + PLATFORM + ".tar.gz"), dir.resolve("unpacked"));
+        Path launcher = root.resolve("bin/sealpipe");
+        Path realJava = Path.of(System.getProperty("java.home"), "bin", "java");
+
+        Path old = fakeJdk("jdk-11", "11.0.2", realJava);
+        Run refused = run(home, launcher, Map.of("JAVA_HOME", old.toString()), "--version");
+        assertEquals(2, refused.exit(), refused.out() + refused.err());
+        assertTrue(refused.err().contains("is Java 11.0.2; sealpipe needs Java 17 or later"), refused.err());
+
+        Path ea = fakeJdk("jdk-25-ea", "25-ea", realJava);
+        Run runs = run(home, launcher, Map.of("JAVA_HOME", ea.toString()), "--version");
+        assertEquals(0, runs.exit(), runs.err());
+        assertTrue(runs.out().startsWith("sealpipe " + VERSION + "\n"), runs.out());
+    }
+
+    /** A JDK directory whose release file says {@code version}, and whose bin/java is {@code java}. */
+    private Path fakeJdk(String name, String version, Path java) throws IOException {
+        Path jdk = Files.createDirectories(dir.resolve(name).resolve("bin")).getParent();
+        Files.createSymbolicLink(jdk.resolve("bin/java"), java);
+        Files.writeString(jdk.resolve("release"), "JAVA_VERSION=\"" + version + "\"\n");
+        return jdk;
     }
 
     /** Every jar of each archive's lib/ is a component of its SBOM, with its hash, and nothing else is. */

@@ -61,7 +61,7 @@ public enum OptionalDependency {
         String file = probeClass.replace('.', '/') + ".class";
         boolean found = loader == null ? ClassLoader.getSystemResource(file) != null : loader.getResource(file) != null;
         if (found && loader != null) {
-            readFrom(loader);
+            found = readFrom(loader);
         }
         return found;
     }
@@ -70,19 +70,35 @@ public enum OptionalDependency {
      * Where sealpipe is the module {@code io.sealpipe}, makes it read the module that holds the
      * dependency's package: a resolved module of any name (its {@code requires static} names the
      * module as it is named today, which a release of the dependency may change: snappy-java's
-     * name is derived from its jar's file name), or the class path (a module cannot require the
-     * unnamed module, but may read it). Without that, the first use of the dependency fails with
-     * {@code IllegalAccessError}: "module io.sealpipe does not read unnamed module". On the class
-     * path, where sealpipe reads everything already, this does nothing.
+     * name is derived from its jar's file name) that exports the package to sealpipe, or the
+     * class path module of the loader that defines the dependency's class (a module cannot
+     * require the unnamed module, but may read it). Without that, the first use of the dependency
+     * fails with {@code IllegalAccessError}: "module io.sealpipe does not read unnamed module". A
+     * module that has the package but does not export it cannot be used: the dependency counts as
+     * absent. On the class path, where sealpipe reads everything already, this does nothing.
+     *
+     * @return whether sealpipe can use the dependency
      */
-    private void readFrom(ClassLoader loader) {
+    private boolean readFrom(ClassLoader loader) {
         Module self = OptionalDependency.class.getModule();
         if (!self.isNamed()) {
-            return;
+            return true;
         }
         String pkg = probeClass.substring(0, probeClass.lastIndexOf('.'));
         Module holder = holder(self.getLayer(), pkg);
-        self.addReads(holder == null ? loader.getUnnamedModule() : holder);
+        if (holder != null) {
+            if (!holder.isExported(pkg, self)) {
+                return false;
+            }
+            self.addReads(holder);
+            return true;
+        }
+        try {
+            self.addReads(Class.forName(probeClass, false, loader).getModule());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
     }
 
     /** The module of {@code layer} or its parents that has {@code pkg}, or null. */
