@@ -176,6 +176,28 @@ class ModuleConsumerIT {
                 + "module path with --add-modules com.sun.jna"), unresolved.out());
     }
 
+    /**
+     * A module that holds the dependency's package without exporting it cannot serve as the
+     * dependency: sealpipe reports JNA missing, as without it, instead of failing on first use
+     * with IllegalAccessError.
+     */
+    @Test
+    void aModuleThatHidesTheDependencysPackageIsNotTheDependency() throws Exception {
+        Path consumer = compiledConsumer();
+        Path src = Files.createDirectories(dir.resolve("hider-src/com/sun/jna"));
+        Files.writeString(src.resolve("Native.java"), "package com.sun.jna;\npublic class Native {}\n");
+        Files.writeString(dir.resolve("hider-src/module-info.java"), "module hider {}\n");
+        Path hider = Files.createDirectories(dir.resolve("hider"));
+        int rc = ToolProvider.getSystemJavaCompiler().run(null, null, null, "--release", "17", "-d", hider.toString(),
+                dir.resolve("hider-src/module-info.java").toString(), src.resolve("Native.java").toString());
+        assertEquals(0, rc, "javac of the module hider");
+
+        Run run = run(consumer, List.of(hider), List.of("--add-modules", "hider", "-Dsealpipe.engine=openssl-jna"));
+        assertEquals(1, run.exit(), run.out());
+        assertFalse(run.out().contains("IllegalAccessError"), run.out());
+        assertTrue(run.out().contains("JNA is neither on the class path nor a resolved module"), run.out());
+    }
+
     /** An optional dependency on the class path while sealpipe is on the module path: sealpipe reads it there. */
     @Test
     void usesJnaFromTheClassPath() throws Exception {
