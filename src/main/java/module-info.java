@@ -1,15 +1,15 @@
 /**
  * sealpipe: AES-CTR and chunked AES-GCM streams on OpenSSL (JNI or JNA), the JCE or ACCP, with
- * adapters for Hadoop and Apache Commons Crypto.
+ * adapters for Hadoop, Apache Iceberg and Apache Commons Crypto.
  *
  * <p>Exports the packages whose {@code package-info.java} describes an API; not
- * {@code io.sealpipe.internal} (key bytes, shared implementation), {@code io.sealpipe.internal.hadoop}
- * or {@code io.sealpipe.cli}. Every other library is optional ({@code requires static}): a feature's
+ * {@code io.sealpipe.internal} (key bytes, shared implementation), {@code io.sealpipe.internal.hadoop},
+ * {@code io.sealpipe.internal.sealed} or {@code io.sealpipe.cli}. Every other library is optional ({@code requires static}): a feature's
  * jar goes on the class path, or on the module path resolved with {@code --add-modules}
  * (docs/security.md, "The module boundary"; README, "Use it as a library").
  */
 // Several of these modules are automatic, and five have only the names the JVM derives from their
-// jars' file names (snappy.java, commons.crypto, hadoop.*): Maven warns that such a descriptor
+// jars' file names (snappy.java, commons.crypto, hadoop.*, iceberg.core): Maven warns that such a descriptor
 // should not be published. It holds here because every one is "requires static": nothing needs
 // them to resolve io.sealpipe or to compile against it, so a new name cannot break a consumer.
 // On the module path a renamed snappy-java is still read (OptionalDependency.readFrom); Hadoop
@@ -31,6 +31,7 @@ module io.sealpipe {
     exports io.sealpipe.engine.accp;
     exports io.sealpipe.commons;
     exports io.sealpipe.hadoop;
+    exports io.sealpipe.iceberg;
 
     // sun.misc.Unsafe reads a direct buffer's address where neither libsealpipe nor JNA has
     // loaded (io.sealpipe.internal.Buffers, docs/engines.md): a plain requires, so that a modular
@@ -55,6 +56,10 @@ module io.sealpipe {
     requires static hadoop.common;
     requires static hadoop.mapreduce.client.core;
     requires static hadoop.aws;
+    // io.sealpipe.iceberg: Iceberg's jars name no module either (derived from iceberg-core-1.x.jar).
+    // iceberg-api shares its packages, so no module path holds both: the build patches api's
+    // classes into this one (pom.xml), and Iceberg runs on the class path, as Hadoop does.
+    requires static iceberg.core;
     // io.sealpipe.hadoop.AwsEnvelopeKms: the AWS SDK v2.
     requires static software.amazon.awssdk.services.kms;
     requires static software.amazon.awssdk.http.apache;

@@ -31,7 +31,7 @@ import org.w3c.dom.NodeList;
  *       every artifact of its runtime class path as a component with scope {@code optional}: each
  *       is an optional dependency or reached only through one, so a user's build gets none of
  *       them from sealpipe; they are the versions sealpipe is built and tested with. The provided
- *       ones (Hadoop) are the platform's, and not listed.
+ *       ones (Hadoop, Iceberg) are the platform's, and not listed.
  *   <li>for each platform P, {@code target/cli/P/} (lib/ with the sealpipe jar and the CLI's jars,
  *       licenses/ with THIRD-PARTY.txt and the licence and notice files of each jar) and
  *       {@code sealpipe-V-P-cyclonedx.json}, the archive's SBOM: every jar in lib/, scope

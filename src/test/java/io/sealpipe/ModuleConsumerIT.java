@@ -47,7 +47,8 @@ class ModuleConsumerIT {
     /** The packages whose package-info.java describes an API: exactly these are exported. */
     private static final Set<String> API = Set.of("io.sealpipe", "io.sealpipe.gcm", "io.sealpipe.ctr",
             "io.sealpipe.snappy", "io.sealpipe.engine", "io.sealpipe.engine.openssl", "io.sealpipe.engine.jna",
-            "io.sealpipe.engine.jce", "io.sealpipe.engine.accp", "io.sealpipe.commons", "io.sealpipe.hadoop");
+            "io.sealpipe.engine.jce", "io.sealpipe.engine.accp", "io.sealpipe.commons", "io.sealpipe.hadoop",
+            "io.sealpipe.iceberg");
 
     @TempDir
     Path dir;
@@ -140,7 +141,7 @@ class ModuleConsumerIT {
         assertEquals(Set.of("io.sealpipe.cli"), module.opens().stream().map(ModuleDescriptor.Opens::source)
                 .collect(Collectors.toSet()));
         assertTrue(module.packages().containsAll(Set.of("io.sealpipe.internal", "io.sealpipe.internal.hadoop",
-                "io.sealpipe.cli")), module.packages().toString());
+                "io.sealpipe.internal.sealed", "io.sealpipe.cli")), module.packages().toString());
         // Every dependency but the JDK's own is optional: the module resolves with the jar alone.
         List<String> mandatory = module.requires().stream()
                 .filter(r -> !r.modifiers().contains(ModuleDescriptor.Requires.Modifier.STATIC))

@@ -1,6 +1,8 @@
 package io.sealpipe.hadoop;
 
+import io.sealpipe.internal.hadoop.EnvelopeKeys;
 import io.sealpipe.internal.hadoop.KmsGeneration;
+import io.sealpipe.internal.hadoop.SealedKeys;
 import java.io.IOException;
 import java.security.GeneralSecurityException;
 import java.util.Arrays;

@@ -2,10 +2,12 @@ package io.sealpipe.hadoop;
 
 import io.sealpipe.Parallelism;
 import io.sealpipe.StreamAuthenticationException;
-import io.sealpipe.gcm.GcmSeekableChannel;
 import io.sealpipe.gcm.GcmStreams;
-import io.sealpipe.internal.Envelope;
-import io.sealpipe.internal.OptionalDependency;
+import io.sealpipe.internal.hadoop.EnvelopeKeys;
+import io.sealpipe.internal.hadoop.SealedKeys;
+import io.sealpipe.internal.hadoop.SealedReader;
+import io.sealpipe.internal.hadoop.SealedSettings;
+import io.sealpipe.internal.sealed.SealedLayout;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
@@ -251,7 +253,7 @@ public class SealedFileSystem extends FileSystem {
     private SealedKeys keys;         // the key's own versions: direct-key files
     private EnvelopeKeys envelopes;  // data keys the KMS wraps: envelope files
     private boolean envelopeMode;    // whether new files are envelope files
-    private SealedInputStream.KeyMode readMode; // which files open
+    private SealedReader.KeyMode readMode; // which files open
     private long prefix;             // the stored bytes before each message, as this mode writes files: 0 or 512
     private int cachedChunks;
     private boolean compress;
@@ -287,53 +289,21 @@ public class SealedFileSystem extends FileSystem {
             throw new IOException(wrapsKey(scheme) + "=" + innerScheme + " is a sealed scheme itself: a sealed view must"
                     + " wrap a plain file system (file, hdfs, s3a, ...)");
         }
-        String compression = conf.getTrimmed(COMPRESS, "none");
-        if (!compression.equals("none") && !compression.equals("snappy")) {
-            throw new IOException(COMPRESS + "=" + compression + " is not a compression sealed files know: use none (the"
-                    + " default) or snappy");
-        }
-        compress = compression.equals("snappy");
-        if (compress && !OptionalDependency.SNAPPY.isPresent()) {
-            throw new IOException(COMPRESS + "=snappy needs snappy-java: " + OptionalDependency.SNAPPY.absence());
-        }
-        int parallelism = conf.getInt(PARALLELISM, 1);
-        if (parallelism < 1 || parallelism > Parallelism.MAX) {
-            throw new IllegalArgumentException(PARALLELISM + " must be 1.." + Parallelism.MAX + ", not " + parallelism);
-        }
-        cachedChunks = conf.getInt(CACHE_CHUNKS, GcmSeekableChannel.DEFAULT_CACHED_CHUNKS);
-        if (cachedChunks < 0 || cachedChunks > GcmSeekableChannel.MAX_CACHED_CHUNKS) {
-            throw new IllegalArgumentException(CACHE_CHUNKS + " must be 0.." + GcmSeekableChannel.MAX_CACHED_CHUNKS + ", not "
-                    + cachedChunks);
-        }
+        SealedSettings settings = SealedSettings.of(conf);
+        compress = settings.compress();
+        cachedChunks = settings.cachedChunks();
         try {
             uri = new URI(scheme, name.getAuthority(), "/", null, null);
             inner = FileSystem.get(new URI(innerScheme, name.getAuthority(), "/", null, null), conf);
         } catch (URISyntaxException e) {
             throw new IOException("cannot make the URIs of " + name + " and its wrapped file system: " + e.getMessage(), e);
         }
-        String downgrade = conf.getTrimmed(DOWNGRADE_SYNCABLE_EXCEPTIONS, "false");
-        if (!downgrade.equalsIgnoreCase("true") && !downgrade.equalsIgnoreCase("false")) {
-            throw new IllegalArgumentException(DOWNGRADE_SYNCABLE_EXCEPTIONS + " must be true or false, not " + downgrade);
-        }
-        downgradeSyncable = Boolean.parseBoolean(downgrade);
-        String mode = conf.getTrimmed(KEY_MODE, "direct");
-        if (!mode.equals("direct") && !mode.equals("envelope")) {
-            throw new IOException(KEY_MODE + "=" + mode + " is not a key mode sealed files know: use direct (the default:"
-                    + " the key's own material) or envelope (data keys wrapped by the KMS)");
-        }
-        envelopeMode = mode.equals("envelope");
-        String readOther = conf.getTrimmed(KEY_MODE_READ_OTHER, "false");
-        if (!readOther.equalsIgnoreCase("true") && !readOther.equalsIgnoreCase("false")) {
-            throw new IllegalArgumentException(KEY_MODE_READ_OTHER + " must be true or false, not " + readOther);
-        }
-        readMode = new SealedInputStream.KeyMode(envelopeMode, Boolean.parseBoolean(readOther));
-        prefix = envelopeMode ? Envelope.LENGTH : 0;
-        // Envelope mode under a KMS that is no Hadoop key provider (AWS KMS) has no key provider:
-        // then no direct-key file can be read, and none is written.
-        boolean provider = !envelopeMode || !conf.getTrimmed(KEY_PROVIDER_PATH, "").isEmpty()
-                || EnvelopeKeys.kmsClass(conf) == HadoopEnvelopeKms.class;
-        keys = provider ? SealedKeys.load(conf, parallelism, !envelopeMode) : null;
-        envelopes = EnvelopeKeys.load(conf, inner.getUri(), parallelism, null, System::nanoTime);
+        downgradeSyncable = settings.downgradeSyncable();
+        envelopeMode = settings.envelopeMode();
+        readMode = settings.readMode();
+        prefix = settings.prefix();
+        keys = settings.loadKeys(conf);
+        envelopes = settings.loadEnvelopes(conf, inner.getUri());
         workingDirectory = toSealed(inner.getWorkingDirectory());
     }
 
@@ -437,21 +407,17 @@ public class SealedFileSystem extends FileSystem {
      * envelope's 512, or 0).
      */
     static long listedLength(long storedLength, long prefix) {
-        long sealed = plaintextLength(storedLength, prefix);
-        if (sealed >= 0) {
-            return sealed;
-        }
-        return Math.max(0, storedLength - prefix - GcmStreams.HEADER_LENGTH) / SEALED_CHUNK * CHUNK + 1;
+        return SealedLayout.listedLength(storedLength, prefix);
     }
 
     /** {@link GcmStreams#plaintextLength} of a message after {@code prefix} bytes: -1 for a length no such file has. */
     static long plaintextLength(long storedLength, long prefix) {
-        return storedLength < prefix ? -1 : GcmStreams.plaintextLength(storedLength - prefix);
+        return SealedLayout.plaintextLength(storedLength, prefix);
     }
 
     /** The stored length of {@code plainLength} bytes in a message after {@code prefix} bytes. */
     static long storedLength(long plainLength, long prefix) {
-        return prefix + GcmStreams.ciphertextLength(plainLength);
+        return SealedLayout.storedLength(plainLength, prefix);
     }
 
     /** Opens the file to learn whether it is compressed and, if so, its uncompressed length. */
@@ -523,7 +489,7 @@ public class SealedFileSystem extends FileSystem {
         }
         long plainLength = given != null ? given.getLen() : longOption(options, OPEN_LENGTH);
         FileStatus storedStatus;
-        if (!compress && plainLength >= 0 && plainLength / CHUNK < (1L << 38)) {
+        if (!compress && SealedLayout.isStorable(plainLength)) {
             storedStatus = new FileStatus(storedLength(plainLength, prefix), false, 0, 0, 0, stored);
         } else {
             storedStatus = inner.getFileStatus(stored);
@@ -538,7 +504,7 @@ public class SealedFileSystem extends FileSystem {
             if (key.equals(OPEN_SPLIT_START)
                     || key.equals(OPEN_SPLIT_END)) {
                 long plain = longOption(options, key);
-                if (plain < 0 || plain / CHUNK >= (1L << 38)) {
+                if (!SealedLayout.isStorable(plain)) {
                     continue; // none, or past any sealed file: the wrapped file system has no use for it
                 }
                 value = Long.toString(storedOffset(plain, prefix));
@@ -1113,7 +1079,7 @@ public class SealedFileSystem extends FileSystem {
 
     /** Where the chunk holding plaintext byte {@code plain} starts in the stored file. */
     private static long storedOffset(long plain, long prefix) {
-        return prefix + GcmStreams.HEADER_LENGTH + (plain / CHUNK) * SEALED_CHUNK;
+        return SealedLayout.storedOffset(plain, prefix);
     }
 
     /** The plaintext position of stored byte {@code stored} (a tag counts as its chunk's end). */
@@ -1125,8 +1091,8 @@ public class SealedFileSystem extends FileSystem {
         return Math.min(plainLength, body / SEALED_CHUNK * CHUNK + Math.min(CHUNK, body % SEALED_CHUNK));
     }
 
-    private static final long CHUNK = 16 * 1024;
-    private static final long SEALED_CHUNK = CHUNK + 16;
+    private static final long CHUNK = SealedLayout.CHUNK;
+    private static final long SEALED_CHUNK = SealedLayout.SEALED_CHUNK;
 
     /** The wrapped file system, so that its delegation tokens are collected for jobs. */
     @Override

@@ -4,11 +4,12 @@ import io.sealpipe.PositionedInput;
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.gcm.GcmSeekableChannel;
 import io.sealpipe.gcm.GcmStreams;
-import io.sealpipe.internal.Envelope;
+import io.sealpipe.internal.hadoop.EnvelopeKeys;
+import io.sealpipe.internal.hadoop.SealedKeys;
+import io.sealpipe.internal.hadoop.SealedReader;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.IntFunction;
@@ -87,70 +88,21 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
      *     or fails, or reading fails; for a compressed file, also if it is not whole
      */
     static SealedInputStream open(Path path, FSDataInputStream in, long storedLength, SealedKeys keys,
-            EnvelopeKeys envelopes, KeyMode mode, int cachedChunks, boolean compression, FileSystem.Statistics statistics)
-            throws IOException {
+            EnvelopeKeys envelopes, SealedReader.KeyMode mode, int cachedChunks, boolean compression,
+            FileSystem.Statistics statistics) throws IOException {
         try {
-            if (storedLength < GcmStreams.HEADER_LENGTH) {
-                throw new IOException(path + ": its stored length, " + storedLength + " bytes, is shorter than a sealed"
-                        + " file's header (56 bytes; a whole sealed file has at least 72): it is still being written, was cut"
-                        + " short, or was written without sealpipe");
-            }
             // One read for the header of either kind: an envelope and its message's header, or a
             // direct file's header and the start of its first chunk (one request on an object store).
-            byte[] first = new byte[(int) Math.min(storedLength, Envelope.LENGTH + GcmStreams.HEADER_LENGTH)];
-            in.readFully(0, first);
-            long base = 0;
-            GcmStreams streams;
-            boolean compressed;
-            boolean isEnvelope = Envelope.startsWithMagic(first);
-            mode.check(isEnvelope, path);
-            if (isEnvelope) {
-                if (storedLength < Envelope.LENGTH + GcmStreams.HEADER_LENGTH) {
-                    throw new IOException(path + ": it begins with an envelope but is " + storedLength + " bytes long, shorter"
-                            + " than an envelope and a message header (" + (Envelope.LENGTH + GcmStreams.HEADER_LENGTH)
-                            + " bytes): it was cut short or is still being written. No byte of it was decrypted.");
-                }
-                Envelope envelope;
-                try {
-                    envelope = Envelope.parse(first);
-                } catch (IOException e) {
-                    IOException unreadable = new SealedKeys.NoVersionMatches(path + ": its envelope cannot be read: "
-                            + e.getMessage() + " (key '" + envelopes.keyName() + "' in " + envelopes.location()
-                            + "). No byte of it was decrypted.");
-                    unreadable.initCause(e);
-                    throw unreadable;
-                }
-                base = Envelope.LENGTH;
-                streams = envelopes.forReading(envelope, path);
-                compressed = envelope.compressed();
-                if (!streams.matchesHeader(Arrays.copyOfRange(first, Envelope.LENGTH, first.length))) {
-                    streams.destroy();
-                    throw new SealedKeys.NoVersionMatches(path + ": the data key in its envelope (key '"
-                            + envelope.keyName() + "', version " + envelope.versionName() + ", in "
-                            + envelopes.location() + ") does not match the file's key commitment: the envelope or the"
-                            + " header was changed, or the envelope belongs to another file. No byte of it was decrypted.");
-                }
-            } else {
-                if (keys == null) {
-                    throw new SealedKeys.NoVersionMatches(path + ": it is a direct-key file (it has no envelope), and this"
-                            + " file system's key is in " + envelopes.location() + ", which wraps data keys only: read it"
-                            + " with " + SealedFileSystem.KEY_PROVIDER_PATH + " set to the key provider that holds its key."
-                            + " No byte of it was decrypted.");
-                }
-                SealedKeys.Match match = keys.forReading(Arrays.copyOf(first, GcmStreams.HEADER_LENGTH), path);
-                streams = match.streams();
-                compressed = match.compressed();
+            byte[] first = new byte[(int) Math.min(Math.max(storedLength, 0), SealedReader.FIRST_BYTES)];
+            if (storedLength >= GcmStreams.HEADER_LENGTH) {
+                in.readFully(0, first);
             }
-            long length = SealedFileSystem.listedLength(storedLength, base); // whole chunks and one byte, if unfinished
-            GcmSeekableChannel channel;
-            try {
-                channel = streams.open(new Input(in, base, Arrays.copyOfRange(first, (int) base,
-                        (int) base + GcmStreams.HEADER_LENGTH)), storedLength - base, cachedChunks);
-            } finally {
-                streams.destroy(); // the channel keeps what it needs
-            }
-            if (!compressed) {
-                return new SealedInputStream(path, in, SealedContent.of(channel, length), channel, base, length, statistics);
+            SealedReader.Opened opened = SealedReader.open(path, first, storedLength, new Input(in), keys, envelopes, mode,
+                    cachedChunks);
+            GcmSeekableChannel channel = opened.channel();
+            if (!opened.compressed()) {
+                return new SealedInputStream(path, in, SealedContent.of(channel, opened.length()), channel, opened.base(),
+                        opened.length(), statistics);
             }
             SnappyIndexedContent content;
             try {
@@ -163,37 +115,13 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
                 channel.close();
                 throw e;
             }
-            return new SealedInputStream(path, in, content, null, base, content.length(), statistics);
+            return new SealedInputStream(path, in, content, null, opened.base(), content.length(), statistics);
         } catch (StreamAuthenticationException e) {
             closeAfter(in, e);
             throw e.in(path.toString());
         } catch (Throwable e) {
             closeAfter(in, e);
             throw e;
-        }
-    }
-
-    /**
-     * A file system's key mode for reading: envelope files or direct-key files, and whether the
-     * other kind opens too ({@value SealedFileSystem#KEY_MODE_READ_OTHER}).
-     */
-    record KeyMode(boolean envelope, boolean readOther) {
-        /** Refuses a file of the other kind, before any key is asked for, unless it is read too. */
-        void check(boolean isEnvelope, Path path) throws IOException {
-            if (isEnvelope == envelope || readOther) {
-                return;
-            }
-            if (isEnvelope) {
-                throw new SealedKeys.NoVersionMatches(path + ": it is an envelope file (its data key wrapped by a KMS),"
-                        + " and this file system writes direct-key files: set " + SealedFileSystem.KEY_MODE + "=envelope"
-                        + " to read it, or " + SealedFileSystem.KEY_MODE_READ_OTHER + "=true to open it here too (a"
-                        + " listing then gives it a length 512 bytes too long). No byte of it was decrypted.");
-            }
-            throw new SealedKeys.NoVersionMatches(path + ": it does not begin with an envelope, and this file system"
-                    + " (" + SealedFileSystem.KEY_MODE + "=envelope) opens envelope files only: it is a direct-key file"
-                    + " or no sealed file. " + SealedFileSystem.KEY_MODE_READ_OTHER + "=true opens direct-key files too,"
-                    + " reading the key's own material from the provider (a listing then gives them a length 512 bytes"
-                    + " too short). No byte of it was decrypted.");
         }
     }
 
@@ -210,37 +138,17 @@ final class SealedInputStream extends FSInputStream implements ByteBufferReadabl
         return length;
     }
 
-    /**
-     * The wrapped stream's positioned reads, and seek then read for the channel's own reads. The
-     * header, read once already to find the key version, is handed to the channel's first read
-     * from here: reading it again would cost an object store a request.
-     */
-    private static final class Input implements PositionedInput {
-        private final FSDataInputStream in;
-        private final long base; // where the message starts in the stored file
-        private byte[] header; // until the channel's first read takes it
-
-        Input(FSDataInputStream in, long base, byte[] header) {
-            this.in = in;
-            this.base = base;
-            this.header = header;
-        }
-
+    /** The wrapped stream's positioned reads, and seek then read for the channel's own reads. */
+    private record Input(FSDataInputStream in) implements PositionedInput {
         @Override
         public int read(long position, byte[] buffer, int offset, int length) throws IOException {
-            return in.read(base + position, buffer, offset, length);
+            return in.read(position, buffer, offset, length);
         }
 
         @Override
         public int readSequentially(long position, byte[] buffer, int offset, int length) throws IOException {
-            byte[] h = header;
-            header = null;
-            if (h != null && position == 0 && length <= h.length) {
-                System.arraycopy(h, 0, buffer, offset, length);
-                return length;
-            }
-            if (in.getPos() != base + position) {
-                in.seek(base + position);
+            if (in.getPos() != position) {
+                in.seek(position);
             }
             return in.read(buffer, offset, length);
         }

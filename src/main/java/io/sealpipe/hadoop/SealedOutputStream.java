@@ -3,6 +3,7 @@ package io.sealpipe.hadoop;
 import io.sealpipe.gcm.GcmOutputStream;
 import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.Log;
+import io.sealpipe.internal.sealed.SealedMessage;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -38,12 +39,12 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
 
     private final Path path;
     private final FSDataOutputStream out;
+    private final SealedMessage message;
     private final GcmOutputStream gcm;
     private final SnappyIndexedOutputStream snappy; // null: not compressed
     private final OutputStream content; // snappy, or gcm itself
     private final boolean downgradeSyncable;
     private final java.util.function.BooleanSupplier keysClosed; // closed with the file system, which ends this file unsealed
-    private final AtomicBoolean wrappedDone = new AtomicBoolean(); // closed (after sealing) or abandoned, once
     private volatile boolean aborted;
 
     /**
@@ -59,15 +60,13 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
         this.path = path;
         this.out = out;
         this.keysClosed = keysClosed;
-        if (envelope != null) {
-            out.write(envelope); // alone, no file any reader accepts (the message must follow); a failure: the caller abandons out
-        }
-        this.gcm = streams.encrypt(new KeptOpen(out));
+        // a failure: the caller abandons out
+        this.message = SealedMessage.start(out, envelope, streams, () -> abandon(out));
+        this.gcm = message.gcm();
         try {
             this.snappy = compress ? new SnappyIndexedOutputStream(gcm) : null;
         } catch (Throwable e) { // an Error too (snappy-java's native library failing to load)
-            gcm.abort(); // frees the cipher and the key copies
-            abandonWrapped();
+            message.abandon(); // frees the cipher and the key copies
             throw e;
         }
         this.content = compress ? snappy : gcm;
@@ -192,40 +191,16 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
         if (gcm.isOpen()) {
             checkFileSystemOpen();
         }
-        try {
-            if (snappy != null && gcm.isOpen()) {
-                try {
-                    snappy.finish();
-                } catch (Throwable e) { // an Error too: never seal a content without its index
-                    snappy.discard();
-                    gcm.abort();
-                    throw e;
-                }
+        if (snappy != null && gcm.isOpen()) {
+            try {
+                snappy.finish();
+            } catch (Throwable e) { // an Error too: never seal a content without its index
+                snappy.discard();
+                message.fail(e);
+                throw e;
             }
-            gcm.close(); // seals, or throws the failure that stopped the message
-        } catch (Throwable e) {
-            IOException cleanup = abandonWrapped();
-            if (cleanup != null && cleanup != e && cleanup != e.getCause()) {
-                e.addSuppressed(cleanup);
-            }
-            throw e;
         }
-        if (wrappedDone.compareAndSet(false, true)) {
-            out.close(); // sealed: an object store stores the object now
-        }
-    }
-
-    /**
-     * Aborts the wrapped stream where it can be, else closes it (leaving a file no reader
-     * accepts); once, whichever thread gets here first.
-     *
-     * @return what went wrong on the way, or null
-     */
-    private IOException abandonWrapped() {
-        if (!wrappedDone.compareAndSet(false, true)) {
-            return null;
-        }
-        return abandon(out);
+        message.seal(); // seals, then closes out; or abandons out and throws the failure that stopped the message
     }
 
     /**
@@ -253,38 +228,6 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
     }
 
     /**
-     * The wrapped stream as the GCM stream's sink, left open when that closes: this stream
-     * closes it once the message is sealed, or aborts it if it never is.
-     */
-    private static final class KeptOpen extends OutputStream {
-        private final OutputStream out;
-
-        KeptOpen(OutputStream out) {
-            this.out = out;
-        }
-
-        @Override
-        public void write(int b) throws IOException {
-            out.write(b);
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) throws IOException {
-            out.write(b, off, len);
-        }
-
-        @Override
-        public void flush() throws IOException {
-            out.flush();
-        }
-
-        @Override
-        public void close() {
-            // SealedOutputStream closes or aborts the wrapped stream itself
-        }
-    }
-
-    /**
      * Abandons the file: never seals it (every reader rejects it as truncated) and closes, or
      * aborts where it can, the wrapped stream.
      */
@@ -295,8 +238,7 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
         if (snappy != null) {
             snappy.discard();
         }
-        gcm.abort(); // frees the cipher and the key copies; never seals
-        IOException cleanup = abandonWrapped();
+        IOException cleanup = message.abandon(); // frees the cipher and the key copies; never seals
         return new AbortableResult() {
             @Override
             public boolean alreadyClosed() {

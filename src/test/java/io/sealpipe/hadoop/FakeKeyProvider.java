@@ -1,5 +1,6 @@
 package io.sealpipe.hadoop;
 
+import io.sealpipe.internal.hadoop.SealedKeys;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;

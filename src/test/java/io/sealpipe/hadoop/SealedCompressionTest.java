@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.TextLikeData;
+import io.sealpipe.internal.hadoop.SealedKeys;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;

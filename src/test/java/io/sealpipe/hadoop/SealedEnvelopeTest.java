@@ -12,6 +12,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.internal.Envelope;
+import io.sealpipe.internal.hadoop.EnvelopeKeys;
+import io.sealpipe.internal.hadoop.SealedKeys;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;

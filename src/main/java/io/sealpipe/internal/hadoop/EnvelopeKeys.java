@@ -1,7 +1,10 @@
-package io.sealpipe.hadoop;
+package io.sealpipe.internal.hadoop;
 
 import io.sealpipe.AesKey;
 import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.hadoop.EnvelopeKms;
+import io.sealpipe.hadoop.HadoopEnvelopeKms;
+import io.sealpipe.hadoop.SealedFileSystem;
 import io.sealpipe.internal.Envelope;
 import io.sealpipe.internal.KeyAccess;
 import io.sealpipe.internal.hadoop.EnvelopeWrapping;
@@ -49,10 +52,10 @@ import org.apache.hadoop.security.AccessControlException;
  * key version, which new data keys are then wrapped under) is seen. Thread-safe.
  * {@link #close()} zeroes every data key kept and closes the provider, waiting for no KMS call.
  */
-final class EnvelopeKeys implements Closeable {
+public final class EnvelopeKeys implements Closeable {
     /** Makes the KMS client that wraps and unwraps data keys: for tests, one that counts its calls. */
     @FunctionalInterface
-    interface Opener {
+    public interface Opener {
         EnvelopeKms open() throws IOException;
     }
 
@@ -117,7 +120,7 @@ final class EnvelopeKeys implements Closeable {
      * configured class, which is made with {@code conf} and {@code binding}, the URI of the file
      * system that is sealed ({@link SealedFileSystem#KMS_BINDING}).
      */
-    static EnvelopeKeys load(Configuration conf, URI binding, int parallelism, Opener opener, LongSupplier nanoTime)
+    public static EnvelopeKeys load(Configuration conf, URI binding, int parallelism, Opener opener, LongSupplier nanoTime)
             throws IOException {
         Class<? extends EnvelopeKms> kmsClass = kmsClass(conf);
         boolean hadoop = kmsClass == HadoopEnvelopeKms.class;
@@ -159,7 +162,7 @@ final class EnvelopeKeys implements Closeable {
      *
      * @throws IllegalArgumentException naming the setting if it is not
      */
-    static Class<? extends EnvelopeKms> kmsClass(Configuration conf) {
+    public static Class<? extends EnvelopeKms> kmsClass(Configuration conf) {
         Class<? extends EnvelopeKms> kmsClass;
         try {
             kmsClass = conf.getClass(SealedFileSystem.KMS_CLASS, HadoopEnvelopeKms.class, EnvelopeKms.class);
@@ -224,7 +227,7 @@ final class EnvelopeKeys implements Closeable {
     }
 
     /** What a new file is sealed with: its envelope, and streams of the caller's own (to destroy once used). */
-    record Sealing(Envelope envelope, GcmStreams streams) {}
+    public record Sealing(Envelope envelope, GcmStreams streams) {}
 
     /**
      * The envelope and streams for a new file: under the data key kept for writing while it is
@@ -233,7 +236,7 @@ final class EnvelopeKeys implements Closeable {
      * @throws IOException naming the key and the provider if the KMS refuses or fails, or answers
      *     with a data key of the wrong size ({@link AccessControlException} for a refusal)
      */
-    Sealing forWriting(boolean compressed) throws IOException {
+    public Sealing forWriting(boolean compressed) throws IOException {
         while (true) {
             CompletableFuture<Void> call;
             boolean mine;
@@ -338,7 +341,7 @@ final class EnvelopeKeys implements Closeable {
      * @throws IOException naming {@code path}, the key and the provider if the KMS refuses
      *     ({@link AccessControlException}) or fails, or answers with a key of the wrong size
      */
-    GcmStreams forReading(Envelope envelope, Path path) throws IOException {
+    public GcmStreams forReading(Envelope envelope, Path path) throws IOException {
         if (!envelope.keyName().equals(keyName)) {
             // Another key's data key: the file was not sealed under this file system's key (a
             // writer with rights on another key cannot pass its files off as this key's).
@@ -559,7 +562,7 @@ final class EnvelopeKeys implements Closeable {
      * data keys come past that queue ({@link KmsGeneration}); where they cannot, the queue is one
      * key: a request for one wrapped key, and one more in the background for the next data key.
      */
-    static Configuration kmsClientConfiguration(Configuration conf) {
+    public static Configuration kmsClientConfiguration(Configuration conf) {
         Configuration own = new Configuration(conf);
         own.setInt("hadoop.security.kms.client.encrypted.key.cache.size", 1);
         own.setFloat("hadoop.security.kms.client.encrypted.key.cache.low-watermark", 1f);
@@ -657,36 +660,36 @@ final class EnvelopeKeys implements Closeable {
     }
 
     /** The KMS calls made so far (generate and unwrap): for tests. */
-    synchronized long calls() {
+    public synchronized long calls() {
         return calls;
     }
 
     /** How many callers wait for another caller's KMS call (an unwrap of the same data key, a generation): for tests. */
-    synchronized int callersWaitingForUnwrap() {
+    public synchronized int callersWaitingForUnwrap() {
         return waiting;
     }
 
     /** The data keys held now (for writing, and for reading), without sweeping: for tests. */
-    synchronized int heldKeys() {
+    public synchronized int heldKeys() {
         return (writeKey == null ? 0 : 1) + readKeysKept.size();
     }
 
     /** How many unwrapped data keys are kept for reading: for tests. */
-    synchronized int keptForReading() {
+    public synchronized int keptForReading() {
         dropExpired();
         return readKeysKept.size();
     }
 
-    String keyName() {
+    public String keyName() {
         return keyName;
     }
 
-    String location() {
+    public String location() {
         return location;
     }
 
     /** Whether {@link #close()} ran. */
-    boolean isClosed() {
+    public boolean isClosed() {
         return closed;
     }
 

@@ -1,7 +1,8 @@
-package io.sealpipe.hadoop;
+package io.sealpipe.internal.hadoop;
 
 import io.sealpipe.AesKey;
 import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.hadoop.SealedFileSystem;
 import io.sealpipe.internal.hadoop.KmsGeneration;
 import java.io.Closeable;
 import java.io.IOException;
@@ -73,12 +74,12 @@ import org.apache.hadoop.fs.Path;
  * which making a {@code jceks://} provider needs): a read that ends after it keeps nothing.
  * Thread-safe.
  */
-final class SealedKeys implements Closeable {
+public final class SealedKeys implements Closeable {
     /**
      * The context of compressed sealed files' messages (empty for the others): part of their
      * key derivation, so that the key commitment tells a reader, authenticated, which it has.
      */
-    static final byte[] SNAPPY_CONTEXT = "sealpipe.fs.compress=snappy".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    public static final byte[] SNAPPY_CONTEXT = "sealpipe.fs.compress=snappy".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 
     /**
      * One version's material, with the streams that match headers against it (empty context for
@@ -130,13 +131,13 @@ final class SealedKeys implements Closeable {
      * The streams that wrote a file, the caller's own (destroy them once the file is open), and
      * whether its content is compressed.
      */
-    record Match(GcmStreams streams, boolean compressed) {}
+    public record Match(GcmStreams streams, boolean compressed) {}
 
     /** A file that no version of the key wrote: another key's, or no sealed file. */
-    static final class NoVersionMatches extends IOException {
+    public static final class NoVersionMatches extends IOException {
         private static final long serialVersionUID = 1L;
 
-        NoVersionMatches(String message) {
+        public NoVersionMatches(String message) {
             super(message);
         }
     }
@@ -149,7 +150,7 @@ final class SealedKeys implements Closeable {
      * client is closed after each read.
      */
     @FunctionalInterface
-    interface Providers {
+    public interface Providers {
         KeyProvider open() throws IOException;
     }
 
@@ -207,12 +208,12 @@ final class SealedKeys implements Closeable {
      * @throws IOException if either is unset, the provider cannot be made or the key does not
      *     exist in it
      */
-    static SealedKeys load(Configuration conf, int parallelism) throws IOException {
+    public static SealedKeys load(Configuration conf, int parallelism) throws IOException {
         return load(conf, parallelism, true);
     }
 
     /** {@link #load(Configuration, int)}, checking that the key exists now only if {@code check}. */
-    static SealedKeys load(Configuration conf, int parallelism, boolean check) throws IOException {
+    public static SealedKeys load(Configuration conf, int parallelism, boolean check) throws IOException {
         String path = conf.getTrimmed(SealedFileSystem.KEY_PROVIDER_PATH);
         return load(conf, parallelism, () -> newProvider(conf, path), System::nanoTime, check);
     }
@@ -221,7 +222,7 @@ final class SealedKeys implements Closeable {
      * {@link #load(Configuration, int)} with the providers made by {@code providers} and the time
      * told by {@code nanoTime} (as {@link System#nanoTime()}): for tests.
      */
-    static SealedKeys load(Configuration conf, int parallelism, Providers providers, LongSupplier nanoTime)
+    public static SealedKeys load(Configuration conf, int parallelism, Providers providers, LongSupplier nanoTime)
             throws IOException {
         return load(conf, parallelism, providers, nanoTime, true);
     }
@@ -231,7 +232,7 @@ final class SealedKeys implements Closeable {
      * metadata first only if {@code check}: a file system in envelope mode reads direct-key files
      * with these, and must start under a KMS that denies {@code GET_METADATA}.
      */
-    static SealedKeys load(Configuration conf, int parallelism, Providers providers, LongSupplier nanoTime, boolean check)
+    public static SealedKeys load(Configuration conf, int parallelism, Providers providers, LongSupplier nanoTime, boolean check)
             throws IOException {
         String path = required(conf, SealedFileSystem.KEY_PROVIDER_PATH,
                 "the URI of the Hadoop KeyProvider that holds the key, such as jceks://file/etc/sealpipe/keys.jceks or kms://http@kms:9600/kms");
@@ -263,7 +264,7 @@ final class SealedKeys implements Closeable {
     }
 
     /** The seconds set for {@code key} (0 or more), in nanoseconds. */
-    static long nanos(Configuration conf, String key, long defaultSeconds) {
+    public static long nanos(Configuration conf, String key, long defaultSeconds) {
         long seconds = conf.getLong(key, defaultSeconds);
         if (seconds < 0) {
             throw new IllegalArgumentException(key + " must be 0 or more, not " + seconds);
@@ -288,7 +289,7 @@ final class SealedKeys implements Closeable {
                 + "): " + e + "; check that the provider is reachable and lets this user read the key", e);
     }
 
-    static String required(Configuration conf, String key, String what) throws IOException {
+    public static String required(Configuration conf, String key, String what) throws IOException {
         String value = conf.getTrimmed(key);
         if (value == null || value.isEmpty()) {
             throw new IOException(key + " is not set: set it to " + what);
@@ -296,7 +297,7 @@ final class SealedKeys implements Closeable {
         return value;
     }
 
-    static KeyProvider newProvider(Configuration conf, String path) throws IOException {
+    public static KeyProvider newProvider(Configuration conf, String path) throws IOException {
         URI uri;
         try {
             uri = new URI(path);
@@ -312,12 +313,12 @@ final class SealedKeys implements Closeable {
     }
 
     /** The name of the key these are versions of. */
-    String keyName() {
+    public String keyName() {
         return keyName;
     }
 
     /** Whether {@link #close()} was called: the file system is closed and its keys are gone. */
-    boolean isClosed() {
+    public boolean isClosed() {
         return closed;
     }
 
@@ -329,7 +330,7 @@ final class SealedKeys implements Closeable {
      * @throws IOException if this was closed, the provider cannot be read, has no current version
      *     (the key was deleted) or its material is not 256 bits
      */
-    GcmStreams forWriting(boolean compressed) throws IOException {
+    public GcmStreams forWriting(boolean compressed) throws IOException {
         Read read;
         boolean mine;
         synchronized (this) {
@@ -370,7 +371,7 @@ final class SealedKeys implements Closeable {
      * @throws IOException naming {@code path} if this was closed, or no version matches and the
      *     last read of the provider failed (saying why)
      */
-    Match forReading(byte[] header, Path path) throws IOException {
+    public Match forReading(byte[] header, Path path) throws IOException {
         Read read;
         boolean mine;
         synchronized (this) {
@@ -484,7 +485,7 @@ final class SealedKeys implements Closeable {
     }
 
     /** How many callers wait for the read in progress: for tests. */
-    synchronized int callersWaitingForRead() {
+    public synchronized int callersWaitingForRead() {
         return waiting;
     }
 

@@ -1,0 +1,128 @@
+package io.sealpipe.iceberg;
+
+import io.sealpipe.gcm.GcmStreams;
+import io.sealpipe.hadoop.SealedFileSystem;
+import io.sealpipe.internal.hadoop.EnvelopeKeys;
+import io.sealpipe.internal.hadoop.SealedKeys;
+import io.sealpipe.internal.hadoop.SealedReader;
+import io.sealpipe.internal.hadoop.SealedSettings;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.Serializable;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.iceberg.hadoop.SerializableConfiguration;
+
+/**
+ * The Hadoop side of a {@link SealedFileIO}: its settings and keys, read from the catalog
+ * properties laid over the Hadoop configuration, as the sealed file system reads them. Only
+ * this class (and the streams it opens) touches Hadoop's types, so that {@link SealedFileIO}
+ * loads without Hadoop and says what is missing.
+ */
+final class SealedStorage implements Closeable {
+    final SealedSettings settings;
+    final SealedKeys keys; // null in envelope mode under a KMS that is no key provider
+    final EnvelopeKeys envelopes;
+
+    private SealedStorage(SealedSettings settings, SealedKeys keys, EnvelopeKeys envelopes) {
+        this.settings = settings;
+        this.keys = keys;
+        this.envelopes = envelopes;
+    }
+
+    /** A Hadoop configuration made serializable (Iceberg's wrapper), or null for none. */
+    static Serializable serializable(Object conf) {
+        return conf instanceof Configuration c ? new SerializableConfiguration(c) : null;
+    }
+
+    /** The configuration {@link #serializable} kept, or a new default one. */
+    static Object configuration(Serializable kept) {
+        return kept instanceof SerializableConfiguration c ? c.get() : new Configuration();
+    }
+
+    /**
+     * Reads the settings from {@code properties} over {@code conf} and loads the keys.
+     *
+     * @throws IOException if a setting is wrong or missing, compression is asked for, or the key
+     *     cannot be read
+     */
+    static SealedStorage load(Map<String, String> properties, Object conf) throws IOException {
+        Configuration c = conf instanceof Configuration given ? new Configuration(given) : new Configuration();
+        properties.forEach(c::set);
+        SealedSettings settings = SealedSettings.of(c);
+        if (settings.compress()) {
+            throw new IOException(SealedFileSystem.COMPRESS + "=snappy is not supported by " + SealedFileIO.class.getName()
+                    + ": a compressed sealed file's length needs a read of its end, and Iceberg must know every file's"
+                    + " length with no request. Remove the setting from the catalog properties (and from the Hadoop"
+                    + " configuration), or use the sealed file system through HadoopFileIO");
+        }
+        SealedKeys keys = settings.loadKeys(c);
+        try {
+            return new SealedStorage(settings, keys, settings.loadEnvelopes(c, null));
+        } catch (IOException | RuntimeException | Error e) {
+            if (keys != null) {
+                keys.close();
+            }
+            throw e;
+        }
+    }
+
+    /** A new file's key: its envelope (null for a direct-key file) and streams (the caller destroys them). */
+    record Sealing(byte[] envelope, GcmStreams streams) {}
+
+    Sealing forWriting(String location) throws IOException {
+        if (!settings.envelopeMode()) {
+            return new Sealing(null, keys.forWriting(false));
+        }
+        try {
+            EnvelopeKeys.Sealing sealing = envelopes.forWriting(false);
+            return new Sealing(sealing.envelope().bytes(), sealing.streams());
+        } catch (org.apache.hadoop.security.AccessControlException e) {
+            org.apache.hadoop.security.AccessControlException denied =
+                    new org.apache.hadoop.security.AccessControlException(location + ": " + e.getMessage());
+            denied.initCause(e);
+            throw denied;
+        } catch (IOException e) {
+            throw new IOException(location + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The stored bytes before each message, as this mode writes files: 0 or 512. */
+    long prefix() {
+        return settings.prefix();
+    }
+
+    /** {@link SealedReader#key} for a file of this storage. */
+    SealedReader.Key key(String location, byte[] first, long storedLength) throws IOException {
+        return SealedReader.key(path(location), first, storedLength, keys, envelopes, settings.readMode());
+    }
+
+    /** {@link SealedReader#open} for a file of this storage. */
+    SealedReader.Opened open(String location, byte[] first, long storedLength, io.sealpipe.PositionedInput stored)
+            throws IOException {
+        return SealedReader.open(path(location), first, storedLength, stored, keys, envelopes, settings.readMode(),
+                settings.cachedChunks());
+    }
+
+    /** A Hadoop path for messages; any location Iceberg uses is one. */
+    private static Path path(String location) {
+        try {
+            return new Path(location);
+        } catch (IllegalArgumentException e) {
+            return new Path("/" + location.replace(':', '_'));
+        }
+    }
+
+    /** Destroys the keys and closes the KMS clients. */
+    @Override
+    public void close() {
+        try {
+            if (keys != null) {
+                keys.close();
+            }
+        } finally {
+            envelopes.close();
+        }
+    }
+}
