@@ -590,17 +590,7 @@ public class SealedFileSystem extends FileSystem {
         GcmStreams key;
         byte[] envelope = null;
         if (envelopeMode) {
-            EnvelopeKeys.Sealing sealing;
-            try {
-                sealing = envelopes.forWriting(compress);
-            } catch (org.apache.hadoop.security.AccessControlException e) {
-                org.apache.hadoop.security.AccessControlException denied =
-                        new org.apache.hadoop.security.AccessControlException(f + ": " + e.getMessage());
-                denied.initCause(e);
-                throw denied;
-            } catch (IOException e) {
-                throw new IOException(f + ": " + e.getMessage(), e);
-            }
+            EnvelopeKeys.Sealing sealing = envelopes.forWriting(compress, f);
             key = sealing.streams();
             envelope = sealing.envelope().bytes();
         } else {

@@ -214,10 +214,7 @@ final class SealedOutputStream extends OutputStream implements Syncable, StreamC
             if (out.hasCapability(StreamCapabilities.ABORTABLE_STREAM)) {
                 return out.abort().anyCleanupException();
             }
-            out.close();
-            return null;
-        } catch (IOException e) {
-            return e;
+            return SealedMessage.closeAbandoned(out);
         } catch (RuntimeException e) {
             return new IOException(e);
         } catch (FSError e) {

@@ -44,15 +44,15 @@ final class SealedOutputFile implements OutputFile {
         try {
             PositionOutputStream out = open.get();
             try {
-                return new Stream(SealedMessage.start(out, key.envelope(), key.streams(), () -> abandon(out)), location());
+                return new Stream(SealedMessage.start(out, key.envelope(), key.streams(), () -> SealedMessage.closeAbandoned(out)), location());
             } catch (IOException e) {
-                IOException cleanup = abandon(out);
+                IOException cleanup = SealedMessage.closeAbandoned(out); // Iceberg's streams cannot be aborted
                 if (cleanup != null) {
                     e.addSuppressed(cleanup);
                 }
                 throw new UncheckedIOException(location() + ": " + e.getMessage(), e);
             } catch (RuntimeException | Error e) {
-                IOException cleanup = abandon(out);
+                IOException cleanup = SealedMessage.closeAbandoned(out);
                 if (cleanup != null) {
                     e.addSuppressed(cleanup);
                 }
@@ -60,21 +60,6 @@ final class SealedOutputFile implements OutputFile {
             }
         } finally {
             key.streams().destroy();
-        }
-    }
-
-    /**
-     * Closes a wrapped stream whose message will never be sealed: Iceberg's streams cannot be
-     * aborted, and the object stored is one that every reader rejects as truncated.
-     */
-    private static IOException abandon(PositionOutputStream out) {
-        try {
-            out.close();
-            return null;
-        } catch (IOException e) {
-            return e;
-        } catch (RuntimeException e) {
-            return new IOException(e);
         }
     }
 

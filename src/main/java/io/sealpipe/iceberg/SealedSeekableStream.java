@@ -175,7 +175,9 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
 
     /**
      * Opens the channel, fetching the header with stored {@code [from, to)} where that is
-     * close to it, or the whole file where it is small.
+     * close to it, or the whole file where it is small; for a read that goes on sequentially
+     * from the start ({@code from} 0 and {@code to} -1), with the wrapped stream's own reads,
+     * which then go on with the content.
      */
     private void openChannel(long from, long to) throws IOException {
         if (channel != null) {
@@ -184,9 +186,18 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
         storedLength = file.storedLength();
         if (first == null) {
             int head = (int) Math.min(storedLength, SealedReader.FIRST_BYTES);
-            long end = storedLength <= WHOLE_OBJECT ? storedLength : from >= 0 && from <= MERGE_GAP ? Math.max(to, head) : head;
-            stored.fetch(0, end);
-            first = Arrays.copyOf(stored.fetched, head);
+            if (from == 0 && to < 0 && storedLength > WHOLE_OBJECT) {
+                first = new byte[head];
+                in.seek(0);
+                readFully(in, first, 0, head);
+                stored.fetched = first; // the channel's first reads take what was read past the header
+                stored.fetchedAt = 0;
+            } else {
+                long end = storedLength <= WHOLE_OBJECT ? storedLength
+                        : from >= 0 && from <= MERGE_GAP ? Math.max(to, head) : head;
+                stored.fetch(0, end);
+                first = Arrays.copyOf(stored.fetched, head);
+            }
         }
         SealedReader.Opened opened = storage.open(file.location(), first, storedLength, stored);
         if (opened.compressed()) {
@@ -386,7 +397,12 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
                 }
                 return n;
             }
-            openChannel(storedRange(pos, 1)[0], storedRange(pos, 1)[1]);
+            if (pos == 0) {
+                openChannel(0, -1); // from the start: sequentially
+            } else {
+                long[] range = storedRange(pos, 1);
+                openChannel(range[0], range[1]);
+            }
             channel.position(pos);
             int n = channel.read(ByteBuffer.wrap(b, off, len));
             if (n > 0) {

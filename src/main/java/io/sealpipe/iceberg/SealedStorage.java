@@ -38,7 +38,8 @@ final class SealedStorage implements Closeable {
 
     /** The configuration {@link #serializable} kept, or a new default one. */
     static Object configuration(Serializable kept) {
-        return kept instanceof SerializableConfiguration c ? c.get() : new Configuration();
+        Configuration c = kept instanceof SerializableConfiguration s ? s.get() : null;
+        return c != null ? c : new Configuration(); // null: serialized by a serializer that skips its transient field
     }
 
     /**
@@ -75,17 +76,8 @@ final class SealedStorage implements Closeable {
         if (!settings.envelopeMode()) {
             return new Sealing(null, keys.forWriting(false));
         }
-        try {
-            EnvelopeKeys.Sealing sealing = envelopes.forWriting(false);
-            return new Sealing(sealing.envelope().bytes(), sealing.streams());
-        } catch (org.apache.hadoop.security.AccessControlException e) {
-            org.apache.hadoop.security.AccessControlException denied =
-                    new org.apache.hadoop.security.AccessControlException(location + ": " + e.getMessage());
-            denied.initCause(e);
-            throw denied;
-        } catch (IOException e) {
-            throw new IOException(location + ": " + e.getMessage(), e);
-        }
+        EnvelopeKeys.Sealing sealing = envelopes.forWriting(false, location);
+        return new Sealing(sealing.envelope().bytes(), sealing.streams());
     }
 
     /** The stored bytes before each message, as this mode writes files: 0 or 512. */

@@ -14,7 +14,7 @@ import org.apache.hadoop.fs.FileSystem;
  * A sealed local file system for tests: {@code sfile} over {@code file}, keys in a JCEKS
  * keystore file under a test's directory, a 256-bit key named {@code data}.
  */
-final class SealedFixture {
+public final class SealedFixture {
     static final String KEY = "data";
 
     final Path dir;
@@ -29,7 +29,7 @@ final class SealedFixture {
     }
 
     /** sfile over file, the key {@value #KEY} in {@code keystore}, no shared instances. */
-    static Configuration sealedConf(URI keystore) {
+    public static Configuration sealedConf(URI keystore) {
         Configuration conf = new Configuration(false);
         conf.set("fs.sfile.impl", SealedFileSystem.class.getName());
         conf.setBoolean("fs.sfile.impl.disable.cache", true);
@@ -44,7 +44,7 @@ final class SealedFixture {
         createKey(keystore, name, bits);
     }
 
-    static void createKey(URI keystore, String name, int bits) throws IOException {
+    public static void createKey(URI keystore, String name, int bits) throws IOException {
         KeyProvider provider = KeyProviderFactory.get(keystore, new Configuration(false));
         try {
             KeyProvider.Options options = new KeyProvider.Options(new Configuration(false));

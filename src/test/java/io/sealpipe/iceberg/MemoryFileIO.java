@@ -37,6 +37,7 @@ public class MemoryFileIO implements DelegateFileIO {
         final AtomicLong gets = new AtomicLong();
         final AtomicLong bytes = new AtomicLong();
         final AtomicLong heads = new AtomicLong();
+        final Map<String, Long> givenLengths = new ConcurrentHashMap<>();
         final List<String> log = java.util.Collections.synchronizedList(new ArrayList<>());
 
         void reset() {
@@ -87,6 +88,7 @@ public class MemoryFileIO implements DelegateFileIO {
 
     @Override
     public InputFile newInputFile(String path, long length) {
+        store().givenLengths.put(path, length);
         return new In(store(), path, length);
     }
 

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.hadoop.SealedFileSystem;
+import io.sealpipe.hadoop.SealedFixture;
 import io.sealpipe.internal.Envelope;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -69,18 +70,7 @@ class SealedFileIOTest {
     }
 
     private void createKey(String name) throws IOException {
-        KeyProvider provider = KeyProviderFactory.get(keystore, new Configuration(false));
-        try {
-            KeyProvider.Options options = new KeyProvider.Options(new Configuration(false));
-            options.setBitLength(256);
-            options.setCipher("AES/CTR/NoPadding");
-            provider.createKey(name, options);
-            provider.flush();
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IOException(e);
-        } finally {
-            provider.close();
-        }
+        SealedFixture.createKey(keystore, name, 256);
     }
 
     private Map<String, String> properties(String keyName, boolean envelope) {
@@ -198,6 +188,8 @@ class SealedFileIOTest {
             InputFile file = io.newInputFile("mem://t/a", data.length);
             assertEquals(data.length, file.getLength());
             assertEquals(0, store.gets.get() + store.heads.get(), "getLength with the length given: " + store);
+            assertEquals(GcmStreams.ciphertextLength(data.length), store.givenLengths.get("mem://t/a"),
+                    "the wrapped FileIO is given the stored length (S3FileIO then makes no HEAD)");
             try (SeekableInputStream in = file.newStream()) {
                 byte[] b = new byte[1000];
                 ((RangeReadable) in).readFully(50_000, b, 0, b.length);
@@ -212,6 +204,28 @@ class SealedFileIOTest {
             assertEquals(data.length, unknown.getLength());
             assertEquals(data.length, unknown.getLength());
             assertEquals(1, store.heads.get(), "getLength asks once: " + store);
+        }
+    }
+
+    /** Avro's pattern (a manifest, its length known): one request for the whole sequential run, small or large. */
+    @ParameterizedTest
+    @ValueSource(ints = {5_000, 300_000})
+    void sequentialReadWithALengthIsOneRequest(int size) throws Exception {
+        byte[] data = data(size, 13);
+        try (SealedFileIO io = io(true)) {
+            write(io, "mem://t/m", data);
+            store.reset();
+            try (SeekableInputStream in = io.newInputFile("mem://t/m", size).newStream()) {
+                byte[] buffer = new byte[8192];
+                ByteArrayOutputStream all = new ByteArrayOutputStream();
+                for (int n; (n = in.read(buffer, 0, buffer.length)) > 0;) {
+                    all.write(buffer, 0, n);
+                }
+                assertArrayEquals(data, all.toByteArray());
+            }
+            assertEquals(1, store.gets.get(), "one GET: " + store);
+            assertEquals(Envelope.LENGTH + GcmStreams.ciphertextLength(size), store.bytes.get(), "each byte once: " + store);
+            assertEquals(0, store.heads.get());
         }
     }
 
@@ -467,12 +481,7 @@ class SealedFileIOTest {
     }
 
     private Configuration sfileConf(boolean envelope) {
-        Configuration conf = new Configuration(false);
-        conf.set("fs.sfile.impl", SealedFileSystem.class.getName());
-        conf.setBoolean("fs.sfile.impl.disable.cache", true);
-        conf.set(SealedFileSystem.wrapsKey("sfile"), "file");
-        conf.set(SealedFileSystem.KEY_PROVIDER_PATH, keystore.toString());
-        conf.set(SealedFileSystem.KEY_NAME, "data");
+        Configuration conf = SealedFixture.sealedConf(keystore);
         conf.set(SealedFileSystem.KEY_MODE, envelope ? "envelope" : "direct");
         return conf;
     }

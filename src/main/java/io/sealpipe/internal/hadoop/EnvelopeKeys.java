@@ -233,8 +233,26 @@ public final class EnvelopeKeys implements Closeable {
      * The envelope and streams for a new file: under the data key kept for writing while it is
      * within its bounds, else under a new one (a {@code GENERATE_EEK} and a {@code DECRYPT_EEK}).
      *
-     * @throws IOException naming the key and the provider if the KMS refuses or fails, or answers
-     *     with a data key of the wrong size ({@link AccessControlException} for a refusal)
+     * @param file the new file, named in a failure's message
+     * @throws IOException naming the file, the key and the provider if the KMS refuses or fails, or
+     *     answers with a data key of the wrong size ({@link AccessControlException} for a refusal)
+     */
+    public Sealing forWriting(boolean compressed, Object file) throws IOException {
+        try {
+            return forWriting(compressed);
+        } catch (AccessControlException e) {
+            AccessControlException denied = new AccessControlException(file + ": " + e.getMessage());
+            denied.initCause(e);
+            throw denied;
+        } catch (IOException e) {
+            throw new IOException(file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * {@link #forWriting(boolean, Object)} without naming the file.
+     *
+     * @throws IOException naming the key and the provider, as there
      */
     public Sealing forWriting(boolean compressed) throws IOException {
         while (true) {

@@ -2,6 +2,7 @@ package io.sealpipe.internal.sealed;
 
 import io.sealpipe.gcm.GcmOutputStream;
 import io.sealpipe.gcm.GcmStreams;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -110,6 +111,23 @@ public final class SealedMessage {
             return null;
         }
         return abandon.abandon();
+    }
+
+    /**
+     * Closes a wrapped stream that cannot be aborted, whose message will never be sealed (it
+     * then holds a file that every reader rejects as truncated).
+     *
+     * @return what went wrong on the way, or null
+     */
+    public static IOException closeAbandoned(Closeable out) {
+        try {
+            out.close();
+            return null;
+        } catch (IOException e) {
+            return e;
+        } catch (RuntimeException e) {
+            return new IOException(e);
+        }
     }
 
     /**
