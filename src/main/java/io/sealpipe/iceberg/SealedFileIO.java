@@ -71,6 +71,7 @@ import org.apache.iceberg.io.SupportsStorageCredentials;
  * clients and the wrapped FileIO are made again from them on first use. Thread-safe; its
  * streams are for one thread at a time, as Iceberg's are.
  */
+@SuppressWarnings("exports") // Iceberg's types in this API: module-info.java says why they are not "requires transitive"
 public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials, Configurable<Object> {
     private static final long serialVersionUID = 1L;
 
@@ -79,9 +80,12 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
     /** The default of {@value #IO_IMPL}: Iceberg's FileIO that picks one by the location's scheme. */
     public static final String DEFAULT_IO_IMPL = "org.apache.iceberg.io.ResolvingFileIO";
 
+    /** The catalog properties, as given (a mutable map, as Kryo wants). */
     private HashMap<String, String> properties = new HashMap<>();
+    /** The storage credentials given (a REST catalog's), for the wrapped FileIO. */
     private ArrayList<StorageCredential> credentials = new ArrayList<>();
-    private Serializable conf; // Iceberg's SerializableConfiguration, or null
+    /** The engine's Hadoop configuration, in Iceberg's SerializableConfiguration; or null. */
+    private Serializable conf;
     private transient volatile Opened opened;
 
     /** The wrapped FileIO and the keys, made on first use. */
@@ -184,7 +188,11 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
         return o;
     }
 
-    /** The wrapped FileIO (made on first use). */
+    /**
+     * The wrapped FileIO, made on first use.
+     *
+     * @return the FileIO of class {@value #IO_IMPL}
+     */
     public FileIO delegate() {
         return opened().delegate();
     }
@@ -220,12 +228,17 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
         return new SealedInputFile(o.storage(), o.delegate().newInputFile(path, stored), length);
     }
 
+    /**
+     * A file to write: its stream seals what is written, and {@code close()} seals the file's
+     * last chunk; {@code create()} and {@code createOrOverwrite()} are the wrapped FileIO's.
+     */
     @Override
     public OutputFile newOutputFile(String path) {
         Opened o = opened();
         return new SealedOutputFile(o.storage(), o.delegate().newOutputFile(path));
     }
 
+    /** Deletes the stored file through the wrapped FileIO. */
     @Override
     public void deleteFile(String path) {
         delegate().deleteFile(path);
@@ -254,13 +267,21 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
                 .iterator();
     }
 
-    /** @throws UnsupportedOperationException if the wrapped FileIO cannot delete by prefix */
+    /**
+     * Deletes what the wrapped FileIO holds under {@code prefix}.
+     *
+     * @throws UnsupportedOperationException if the wrapped FileIO cannot delete by prefix
+     */
     @Override
     public void deletePrefix(String prefix) {
         capable(delegate(), SupportsPrefixOperations.class, "deletePrefix").deletePrefix(prefix);
     }
 
-    /** @throws UnsupportedOperationException if the wrapped FileIO cannot delete in bulk */
+    /**
+     * Deletes {@code paths} through the wrapped FileIO's bulk deletion.
+     *
+     * @throws UnsupportedOperationException if the wrapped FileIO cannot delete in bulk
+     */
     @Override
     public void deleteFiles(Iterable<String> paths) throws BulkDeletionFailureException {
         capable(delegate(), SupportsBulkOperations.class, "deleteFiles").deleteFiles(paths);
@@ -284,6 +305,7 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
         }
     }
 
+    /** The wrapped FileIO's credentials where it takes them, else those given. */
     @Override
     public List<StorageCredential> credentials() {
         Opened o = opened;

@@ -38,6 +38,8 @@ public class MemoryFileIO implements DelegateFileIO {
         final AtomicLong bytes = new AtomicLong();
         final AtomicLong heads = new AtomicLong();
         final Map<String, Long> givenLengths = new ConcurrentHashMap<>();
+        /** Writes past this many bytes of a file fail (a full disk, a lost connection); -1: none do. */
+        final AtomicLong failWritesAfter = new AtomicLong(-1);
         final List<String> log = java.util.Collections.synchronizedList(new ArrayList<>());
 
         void reset() {
@@ -251,12 +253,16 @@ public class MemoryFileIO implements DelegateFileIO {
                 }
 
                 @Override
-                public void write(int b) {
+                public void write(int b) throws IOException {
                     write(new byte[] {(byte) b}, 0, 1);
                 }
 
                 @Override
-                public void write(byte[] b, int off, int len) {
+                public void write(byte[] b, int off, int len) throws IOException {
+                    long limit = store.failWritesAfter.get();
+                    if (limit >= 0 && size + len > limit) {
+                        throw new IOException("the write failed: " + path + " may hold " + limit + " bytes");
+                    }
                     if (size + len > buffer.length) {
                         buffer = Arrays.copyOf(buffer, Math.max(size + len, buffer.length * 2));
                     }

@@ -305,6 +305,33 @@ class SealedFileIOTest {
         }
     }
 
+    /** A write that failed: close() throws, and the object the wrapped stream stored reads as no file. */
+    @Test
+    void aFailedWriteNeverLeavesAShorterFile() throws Exception {
+        byte[] data = data(5 * CHUNK, 14);
+        try (SealedFileIO io = io(false)) {
+            store.failWritesAfter.set(2 * (CHUNK + 16) + 100);
+            PositionOutputStream out = io.newOutputFile("mem://t/w").create();
+            IOException failed = assertThrows(IOException.class, () -> {
+                out.write(data);
+                out.close();
+            });
+            assertTrue(failed.getMessage().contains("the write failed"), failed.toString());
+            assertThrows(IOException.class, out::close, "closing again fails again, and seals nothing");
+            store.failWritesAfter.set(-1);
+            byte[] stored = store.objects.get("mem://t/w");
+            assertTrue(stored != null && stored.length < GcmStreams.ciphertextLength(data.length), "abandoned: closed unsealed");
+            assertThrows(IOException.class, () -> readAll(io.newInputFile("mem://t/w").newStream()));
+            InputFile listed = io.newInputFile("mem://t/w");
+            try (SeekableInputStream in = listed.newStream()) {
+                byte[] b = new byte[(int) listed.getLength()];
+                assertThrows(IOException.class, () -> ((RangeReadable) in).readFully(0, b, 0, b.length));
+            }
+            assertThrows(org.apache.iceberg.exceptions.AlreadyExistsException.class,
+                    () -> io.newOutputFile("mem://t/w").create(), "create() as the wrapped FileIO's");
+        }
+    }
+
     @Test
     void truncatedAtAChunkBoundaryNeverReadsAsShorter() throws Exception {
         byte[] data = data(3 * CHUNK + 5, 5);
