@@ -118,6 +118,24 @@ class SealedFileIOTest {
         return in.readAllBytes();
     }
 
+    /** As a catalog loads it (io-impl): made by CatalogUtil, the Hadoop configuration handed in by setConf. */
+    @Test
+    void loadsAsACatalogsIoImpl() throws Exception {
+        Map<String, String> p = properties("data", false);
+        p.put("io-impl", SealedFileIO.class.getName());
+        Configuration conf = new Configuration(false);
+        conf.set(SealedFileSystem.KEY_MODE, "envelope"); // the catalog properties are laid over the Hadoop configuration
+        org.apache.iceberg.io.FileIO loaded = org.apache.iceberg.CatalogUtil.loadFileIO(SealedFileIO.class.getName(), p, conf);
+        try (SealedFileIO io = assertInstanceOf(SealedFileIO.class, loaded)) {
+            assertInstanceOf(MemoryFileIO.class, io.delegate());
+            assertEquals(p, io.properties());
+            assertEquals(storeName, io.delegate().properties().get(MemoryFileIO.STORE), "its properties reach the wrapped FileIO");
+            write(io, "mem://t/c", data(100, 15));
+            assertEquals(GcmStreams.ciphertextLength(100), store.objects.get("mem://t/c").length, "direct mode, as the properties say");
+            assertArrayEquals(data(100, 15), readAll(io.newInputFile("mem://t/c", 100).newStream()));
+        }
+    }
+
     /** The stored object is a standard sealed message: GcmStreams under the key's material opens it. */
     @Test
     void storedObjectIsTheSealedFileFormat() throws Exception {
