@@ -97,12 +97,19 @@ final class SealedStorage implements Closeable {
                 settings.cachedChunks());
     }
 
-    /** A Hadoop path for messages; any location Iceberg uses is one. */
+    /**
+     * The location as a Hadoop path, which the keys name in their messages: parsed, or, where
+     * Hadoop cannot parse it, the whole location as the path (it prints as it is).
+     */
     private static Path path(String location) {
         try {
             return new Path(location);
         } catch (IllegalArgumentException e) {
-            return new Path("/" + location.replace(':', '_'));
+            try {
+                return new Path(new java.net.URI(null, null, location, null));
+            } catch (java.net.URISyntaxException | IllegalArgumentException notEvenThat) {
+                return new Path("/unparseable-location");
+            }
         }
     }
 
