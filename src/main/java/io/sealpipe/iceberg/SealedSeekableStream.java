@@ -195,7 +195,11 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
             } else {
                 long end = storedLength <= WHOLE_OBJECT ? storedLength
                         : from >= 0 && from <= MERGE_GAP ? Math.max(to, head) : head;
-                stored.fetch(0, end);
+                try {
+                    stored.fetch(0, end);
+                } catch (EOFException shorter) {
+                    throw whyShorter(shorter, head);
+                }
                 first = Arrays.copyOf(stored.fetched, head);
             }
         }
@@ -210,6 +214,24 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
             sequential.close();
             sequential = null;
         }
+    }
+
+    /**
+     * The stored file is shorter than its length says: its header, where there is one, may say
+     * why (another key mode's file, another key's, or no sealed file), at the cost of one more
+     * request; else {@code shorter} says it.
+     */
+    private IOException whyShorter(EOFException shorter, int head) {
+        try {
+            stored.fetch(0, head);
+            storage.key(file.location(), Arrays.copyOf(stored.fetched, head), -1).streams().destroy();
+        } catch (IOException | RuntimeException e) {
+            if (!(e instanceof EOFException)) {
+                e.addSuppressed(shorter);
+                return e instanceof IOException io ? io : new IOException(e.getMessage(), e);
+            }
+        }
+        return shorter;
     }
 
     private IOException compressed() {
