@@ -99,10 +99,10 @@ final class IcebergScript {
 
         // 2. Time travel and table maintenance.
         query("time travel to the first insert", "SELECT * FROM " + t + " VERSION AS OF " + first + " ORDER BY id");
-        call("rewrite_data_files", "CALL " + catalog + ".system.rewrite_data_files(table => 'db." + name + "',"
+        call("rewrite_data_files", "CALL " + catalog + ".system.rewrite_data_files(table => '" + t + "',"
                 + " options => map('rewrite-all', 'true'))");
         query("all rows after rewrite_data_files", "SELECT * FROM " + t + " ORDER BY id");
-        call("expire_snapshots", "CALL " + catalog + ".system.expire_snapshots(table => 'db." + name + "',"
+        call("expire_snapshots", "CALL " + catalog + ".system.expire_snapshots(table => '" + t + "',"
                 + " older_than => " + FUTURE + ", retain_last => 1)");
         query("snapshots after expire_snapshots", "SELECT count(*) FROM " + t + ".snapshots");
         Table table = table(t);
@@ -146,7 +146,7 @@ final class IcebergScript {
                         + " summary['total-position-deletes'] FROM " + t + ".snapshots ORDER BY committed_at");
         query("time travel to the snapshot before merge-on-read",
                 "SELECT * FROM " + t + " VERSION AS OF " + beforeMergeOnRead + " ORDER BY id");
-        Dataset<Row> stats = spark.sql("CALL " + catalog + ".system.compute_table_stats(table => 'db." + name + "')");
+        Dataset<Row> stats = spark.sql("CALL " + catalog + ".system.compute_table_stats(table => '" + t + "')");
         results.add(new Result("compute_table_stats: statistics files written", List.of(Long.toString(stats.count()))));
         query("rows after compute_table_stats", "SELECT count(*), sum(amount) FROM " + t);
         return results;
