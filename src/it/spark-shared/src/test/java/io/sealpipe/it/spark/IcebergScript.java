@@ -63,19 +63,26 @@ final class IcebergScript {
 
     private final SparkSession spark;
     private final String catalog;
+    private final boolean prefixListing;
     private final List<Result> results = new ArrayList<>();
 
-    private IcebergScript(SparkSession spark, String catalog) {
+    private IcebergScript(SparkSession spark, String catalog, boolean prefixListing) {
         this.spark = spark;
         this.catalog = catalog;
+        this.prefixListing = prefixListing;
     }
 
     /**
      * Runs the script on table {@code db.<name>} of Spark catalog {@code catalog}, its files in
      * {@code format} ("parquet" or "orc"), and returns every statement's result in order.
+     * {@code remove_orphan_files} lists the table's files with Hadoop's {@code FileSystem} (its
+     * default), or with {@code prefixListing} through the table's {@code FileIO}
+     * ({@code SupportsPrefixOperations.listPrefix}: {@code HadoopFileIO}'s lists through the same
+     * file system; a {@code FileIO} of a scheme Hadoop has no file system for needs it).
      */
-    static List<Result> run(SparkSession spark, String catalog, String name, String format) throws IOException {
-        return new IcebergScript(spark, catalog).script(name, format);
+    static List<Result> run(SparkSession spark, String catalog, String name, String format, boolean prefixListing)
+            throws IOException {
+        return new IcebergScript(spark, catalog, prefixListing).script(name, format);
     }
 
     private List<Result> script(String name, String format) throws IOException {
@@ -116,6 +123,7 @@ final class IcebergScript {
         // table's metadata names) with any time.
         DeleteOrphanFiles.Result removed = SparkActions.get(spark).deleteOrphanFiles(table)
                 .olderThan(System.currentTimeMillis() + TimeUnit.DAYS.toMillis(1))
+                .usePrefixListing(prefixListing)
                 .execute();
         List<String> names = new ArrayList<>();
         for (String location : removed.orphanFileLocations()) {
