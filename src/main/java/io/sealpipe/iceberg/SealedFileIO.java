@@ -1,11 +1,9 @@
 package io.sealpipe.iceberg;
 
-import io.sealpipe.internal.Cleaners;
 import io.sealpipe.internal.sealed.SealedLayout;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
-import java.lang.ref.Cleaner;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -75,8 +73,9 @@ import org.apache.iceberg.io.SupportsStorageCredentials;
  * properties, the credentials and the Hadoop configuration travel, never a key; the keys, the KMS
  * clients and the wrapped FileIO are made again from them on first use. A deserialized copy is
  * rarely closed (Spark does not close the FileIO it ships): it loads its keys on its first use
- * and holds them until it is closed or becomes unreachable, when a {@link java.lang.ref.Cleaner}
- * destroys them (the wrapped FileIO is then left to its own cleanup). Thread-safe; its streams
+ * and holds them until it is closed or, with the files and streams it made, becomes unreachable,
+ * when a {@link java.lang.ref.Cleaner} destroys them (the wrapped FileIO is then left to its own
+ * cleanup). Thread-safe; its streams
  * are for one thread at a time, as Iceberg's are.
  *
  * <p>After {@link #close()}, every call that needs the keys or the wrapped FileIO fails with an
@@ -101,11 +100,8 @@ public final class SealedFileIO implements DelegateFileIO, SupportsStorageCreden
     private transient volatile Opened opened;
     private transient volatile boolean closed;
 
-    /**
-     * The wrapped FileIO and the keys, made on first use; {@code destroyKeys} closes the storage
-     * once, by {@link #close()} or by the Cleaner once this FileIO is unreachable.
-     */
-    private record Opened(FileIO delegate, SealedStorage storage, Cleaner.Cleanable destroyKeys) {}
+    /** The wrapped FileIO and the keys, made on first use. */
+    private record Opened(FileIO delegate, SealedStorage storage) {}
 
     /** The constructor Iceberg calls (then {@link #setConf} and {@link #initialize}). */
     public SealedFileIO() {
@@ -182,8 +178,7 @@ public final class SealedFileIO implements DelegateFileIO, SupportsStorageCreden
             Object hadoopConf = SealedStorage.configuration(conf);
             FileIO delegate = credentials.isEmpty() ? CatalogUtil.loadFileIO(impl, wrapped, hadoopConf)
                     : CatalogUtil.loadFileIO(impl, wrapped, hadoopConf, credentials);
-            // The action holds the storage only, never this FileIO, so that this can become unreachable.
-            return new Opened(delegate, storage, Cleaners.CLEANER.register(this, storage::close));
+            return new Opened(delegate, storage);
         } catch (RuntimeException | Error e) {
             storage.close();
             throw e;
@@ -404,7 +399,7 @@ public final class SealedFileIO implements DelegateFileIO, SupportsStorageCreden
     private static RuntimeException closeAll(Opened o) {
         RuntimeException failure = null;
         try {
-            o.destroyKeys().clean();
+            o.storage().close();
         } catch (RuntimeException e) {
             failure = e;
         }

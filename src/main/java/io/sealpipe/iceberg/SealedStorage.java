@@ -2,6 +2,7 @@ package io.sealpipe.iceberg;
 
 import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.hadoop.SealedFileSystem;
+import io.sealpipe.internal.Cleaners;
 import io.sealpipe.internal.hadoop.EnvelopeKeys;
 import io.sealpipe.internal.hadoop.SealedKeys;
 import io.sealpipe.internal.hadoop.SealedReader;
@@ -9,6 +10,7 @@ import io.sealpipe.internal.hadoop.SealedSettings;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.Serializable;
+import java.lang.ref.Cleaner;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -25,11 +27,17 @@ final class SealedStorage implements Closeable {
     final SealedKeys keys; // null in envelope mode under a KMS that is no key provider
     final EnvelopeKeys envelopes;
     private volatile boolean closed;
+    /**
+     * Destroys the keys, once: by {@link #close()}, or once nothing uses them (no FileIO, file
+     * or stream holds this storage), for a deserialized FileIO that nobody closes.
+     */
+    private final Cleaner.Cleanable destroyKeys;
 
     private SealedStorage(SealedSettings settings, SealedKeys keys, EnvelopeKeys envelopes) {
         this.settings = settings;
         this.keys = keys;
         this.envelopes = envelopes;
+        this.destroyKeys = Cleaners.CLEANER.register(this, () -> destroy(keys, envelopes)); // holds no "this"
     }
 
     /** A Hadoop configuration made serializable (Iceberg's wrapper), or null for none. */
@@ -151,10 +159,14 @@ final class SealedStorage implements Closeable {
         }
     }
 
-    /** Destroys the keys and closes the KMS clients. */
+    /** Destroys the keys and closes the KMS clients (once). */
     @Override
     public void close() {
         closed = true;
+        destroyKeys.clean();
+    }
+
+    private static void destroy(SealedKeys keys, EnvelopeKeys envelopes) {
         try {
             if (keys != null) {
                 keys.close();

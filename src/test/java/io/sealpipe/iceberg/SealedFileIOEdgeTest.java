@@ -163,6 +163,32 @@ class SealedFileIOEdgeTest {
         assertFalse(store.objects.containsKey("mem://t/o"), "nothing stored");
     }
 
+    /**
+     * A FileIO nobody closes (a deserialized copy on an executor): once it, and every file and
+     * stream it made, is unreachable, the Cleaner destroys its keys. GC is asked in a loop, bounded
+     * as a hang guard.
+     */
+    @Test
+    void anUnreachableFileIOsKeysAreDestroyed() throws Exception {
+        Map<String, String> p = properties(MemoryFileIO.class.getName());
+        p.put(SealedFileSystem.KEY_MODE, "envelope");
+        io.sealpipe.internal.hadoop.EnvelopeKeys keys = unclosed(p);
+        for (int i = 0; i < 600 && !keys.isClosed(); i++) {
+            System.gc();
+            Thread.sleep(50);
+        }
+        assertTrue(keys.isClosed(), "destroyed once unreachable");
+    }
+
+    private io.sealpipe.internal.hadoop.EnvelopeKeys unclosed(Map<String, String> p) throws IOException {
+        SealedFileIO io = io(p);
+        write(io, "mem://t/u", data(100, 7));
+        assertArrayEquals(data(100, 7), io.newInputFile("mem://t/u", 100).newStream().readAllBytes());
+        io.sealpipe.internal.hadoop.EnvelopeKeys keys = io.storage().envelopes;
+        assertFalse(keys.isClosed());
+        return keys;
+    }
+
     /** A write after close fails naming the file. */
     @Test
     void aWriteAfterCloseNamesTheFile() throws Exception {
