@@ -122,7 +122,7 @@ public final class SealedFileIO implements DelegateFileIO, SupportsStorageCreden
     /**
      * Reads the settings, loads the keys and makes the wrapped FileIO.
      *
-     * @throws IllegalStateException if Hadoop is not on the class path
+     * @throws IllegalStateException if Hadoop is not on the class path, or this FileIO was closed
      * @throws UncheckedIOException if a key setting is wrong or missing, or the key cannot be read
      * @throws IllegalArgumentException if a setting is malformed or out of range
      */
