@@ -338,7 +338,8 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
     /**
      * Reads the ranges: the chunks of ranges that share or adjoin chunks are fetched at once (up
      * to {@value #MAX_FETCH} stored bytes), each chunk decrypted once; a range that fails (a
-     * chunk that does not authenticate, or past the end) fails alone.
+     * chunk that does not authenticate, or past the end) fails alone. Every range's future
+     * completes, whatever fails: a failed fetch, or anything unexpected, fails the ranges not read.
      */
     @Override
     public void readVectored(List<FileRange> fileRanges, IntFunction<ByteBuffer> allocate) throws IOException {
@@ -348,11 +349,10 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
             fileRanges.forEach(r -> r.byteBuffer().completeExceptionally(e));
             throw e;
         }
-        List<FileRange> sorted = RangeReadable.sortRanges(fileRanges);
         try {
-            readSorted(sorted, allocate);
+            readSorted(RangeReadable.sortRanges(fileRanges), allocate);
         } catch (RuntimeException | Error e) { // every future completes: a caller waiting on one never hangs
-            sorted.forEach(r -> r.byteBuffer().completeExceptionally(e));
+            fileRanges.forEach(r -> r.byteBuffer().completeExceptionally(e));
             stored.done();
             if (e instanceof Error) {
                 throw e;
