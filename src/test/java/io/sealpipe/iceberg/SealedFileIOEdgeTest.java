@@ -235,6 +235,64 @@ class SealedFileIOEdgeTest {
         }
     }
 
+    /** A wrapped FileIO whose streams fail every read with a message that names no file. */
+    public static class FailingReadsFileIO extends SealedFileIOTest.BareFileIO {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public InputFile newInputFile(String path) {
+            InputFile real = super.newInputFile(path);
+            return new InputFile() {
+                @Override
+                public long getLength() {
+                    return real.getLength();
+                }
+
+                @Override
+                public SeekableInputStream newStream() {
+                    return new SeekableInputStream() {
+                        @Override
+                        public long getPos() {
+                            return 0;
+                        }
+
+                        @Override
+                        public void seek(long newPos) {
+                        }
+
+                        @Override
+                        public int read() throws IOException {
+                            throw new IOException("connection reset");
+                        }
+                    };
+                }
+
+                @Override
+                public String location() {
+                    return path;
+                }
+
+                @Override
+                public boolean exists() {
+                    return true;
+                }
+            };
+        }
+    }
+
+    /** A failure of the wrapped stream names the file. */
+    @Test
+    void aWrappedStreamsFailureNamesTheFile() throws Exception {
+        try (SealedFileIO io = io(properties(FailingReadsFileIO.class.getName()))) {
+            write(io, "mem://t/x", data(100, 8));
+            try (SeekableInputStream in = io.newInputFile("mem://t/x", 100).newStream()) {
+                IOException e = assertThrows(IOException.class, () -> ((RangeReadable) in).readFully(0, new byte[10], 0, 10));
+                assertTrue(e.getMessage().startsWith("mem://t/x: ") && e.getMessage().contains("connection reset"),
+                        e.toString());
+            }
+        }
+    }
+
     @Test
     void nullCredentialsAreRejectedAsIcebergDoes() {
         try (SealedFileIO io = io()) {
