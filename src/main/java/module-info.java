@@ -8,8 +8,8 @@
  * jar goes on the class path, or on the module path resolved with {@code --add-modules}
  * (docs/security.md, "The module boundary"; README, "Use it as a library").
  */
-// Several of these modules are automatic, and five have only the names the JVM derives from their
-// jars' file names (snappy.java, commons.crypto, hadoop.*, iceberg.core): Maven warns that such a descriptor
+// Several of these modules are automatic, and six have only the names the JVM derives from their
+// jars' file names (snappy.java, commons.crypto, the three hadoop.*, iceberg.core): Maven warns that such a descriptor
 // should not be published. It holds here because every one is "requires static": nothing needs
 // them to resolve io.sealpipe or to compile against it, so a new name cannot break a consumer.
 // On the module path a renamed snappy-java is still read (OptionalDependency.readFrom); Hadoop

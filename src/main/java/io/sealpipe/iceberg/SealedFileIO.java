@@ -62,17 +62,28 @@ import org.apache.iceberg.io.SupportsStorageCredentials;
  * they are close (a small file whole), a tail read the last chunks (Parquet's footer then reads
  * from them), and a read with no known length reads sequentially.
  *
- * <p>A file whose write failed, or whose stream was never closed, never reads as a shorter
- * file: its message is not sealed, and the wrapped stream is closed (Iceberg's streams cannot be
- * aborted), leaving an object that every reader rejects as truncated.
+ * <p>A file whose write failed never reads as a shorter file: its message is not sealed, and the
+ * wrapped stream is closed (Iceberg's streams cannot be aborted), leaving an object that every
+ * reader rejects as truncated. A stream that is never closed is closed by nobody: its wrapped
+ * stream stays open, and whatever the wrapped FileIO stored of it by then (the whole chunks
+ * flushed, for {@code HadoopFileIO}; nothing, for {@code S3FileIO}, whose uploads complete only
+ * on close) lacks the final chunk, so it too reads as truncated, never as a shorter file.
  *
  * <p>Serializable (Java and Kryo), as Spark ships a table's FileIO to its executors: the
  * properties, the credentials and the Hadoop configuration travel, never a key; the keys, the KMS
- * clients and the wrapped FileIO are made again from them on first use. Thread-safe; its
- * streams are for one thread at a time, as Iceberg's are.
+ * clients and the wrapped FileIO are made again from them on first use. A deserialized copy is
+ * rarely closed (Spark does not close the FileIO it ships): it loads its keys on its first use
+ * and holds them until it is closed or, with the files and streams it made, becomes unreachable,
+ * when a {@link java.lang.ref.Cleaner} destroys them (the wrapped FileIO is then left to its own
+ * cleanup). Thread-safe; its streams
+ * are for one thread at a time, as Iceberg's are.
+ *
+ * <p>After {@link #close()}, every call that needs the keys or the wrapped FileIO fails with an
+ * {@link IllegalStateException} saying that this SealedFileIO was closed, as the sealed file
+ * system does once closed; it never loads the keys again.
  */
 @SuppressWarnings("exports") // Iceberg's types in this API: module-info.java says why they are not "requires transitive"
-public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials, Configurable<Object> {
+public final class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials, Configurable<Object> {
     private static final long serialVersionUID = 1L;
 
     /** The catalog property naming the class of the wrapped FileIO. */
@@ -87,6 +98,7 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
     /** The engine's Hadoop configuration, in Iceberg's SerializableConfiguration; or null. */
     private Serializable conf;
     private transient volatile Opened opened;
+    private transient volatile boolean closed;
 
     /** The wrapped FileIO and the keys, made on first use. */
     private record Opened(FileIO delegate, SealedStorage storage) {}
@@ -110,7 +122,7 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
     /**
      * Reads the settings, loads the keys and makes the wrapped FileIO.
      *
-     * @throws IllegalStateException if Hadoop is not on the class path
+     * @throws IllegalStateException if Hadoop is not on the class path, or this FileIO was closed
      * @throws UncheckedIOException if a key setting is wrong or missing, or the key cannot be read
      * @throws IllegalArgumentException if a setting is malformed or out of range
      */
@@ -118,6 +130,7 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
     public void initialize(Map<String, String> props) {
         checkHadoop();
         synchronized (this) {
+            checkNotClosed();
             this.properties = new HashMap<>(props);
             Opened old = opened;
             opened = null;
@@ -177,6 +190,7 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
         Opened o = opened;
         if (o == null) {
             synchronized (this) {
+                checkNotClosed();
                 o = opened;
                 if (o == null) {
                     checkHadoop();
@@ -188,10 +202,18 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
         return o;
     }
 
+    private void checkNotClosed() {
+        if (closed) {
+            throw new IllegalStateException("this SealedFileIO was closed: its keys are destroyed and its wrapped FileIO"
+                    + " closed, and it does not load them again (make a new one, as the catalog does)");
+        }
+    }
+
     /**
      * The wrapped FileIO, made on first use.
      *
      * @return the FileIO of class {@value #IO_IMPL}
+     * @throws IllegalStateException if this FileIO was closed
      */
     public FileIO delegate() {
         return opened().delegate();
@@ -255,7 +277,8 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
      * stored length as this FileIO's key mode writes files; a length no sealed file has lists as
      * its whole chunks and one byte, as the sealed file system lists it).
      *
-     * @throws UnsupportedOperationException if the wrapped FileIO cannot list
+     * @throws UnsupportedOperationException naming the wrapped FileIO's class if it cannot list
+     *     (Iceberg's {@code remove_orphan_files} then needs {@code prefix_listing => false})
      */
     @Override
     public Iterable<FileInfo> listPrefix(String prefix) {
@@ -270,7 +293,8 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
     /**
      * Deletes what the wrapped FileIO holds under {@code prefix}.
      *
-     * @throws UnsupportedOperationException if the wrapped FileIO cannot delete by prefix
+     * @throws UnsupportedOperationException naming the wrapped FileIO's class if it cannot
+     *     delete by prefix
      */
     @Override
     public void deletePrefix(String prefix) {
@@ -278,13 +302,38 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
     }
 
     /**
-     * Deletes {@code paths} through the wrapped FileIO's bulk deletion.
+     * Deletes {@code paths} through the wrapped FileIO's bulk deletion, or, where it has none,
+     * one by one through its {@code deleteFile}, on past a failure.
      *
-     * @throws UnsupportedOperationException if the wrapped FileIO cannot delete in bulk
+     * @throws BulkDeletionFailureException if some were not deleted: how many (one by one, the
+     *     first failure is its cause, and a few more are suppressed)
      */
     @Override
     public void deleteFiles(Iterable<String> paths) throws BulkDeletionFailureException {
-        capable(delegate(), SupportsBulkOperations.class, "deleteFiles").deleteFiles(paths);
+        FileIO delegate = delegate();
+        if (delegate instanceof SupportsBulkOperations bulk) {
+            bulk.deleteFiles(paths);
+            return;
+        }
+        int failed = 0;
+        RuntimeException first = null;
+        for (String path : paths) {
+            try {
+                delegate.deleteFile(path);
+            } catch (RuntimeException e) {
+                failed++;
+                if (first == null) {
+                    first = e;
+                } else if (first.getSuppressed().length < 10) {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (failed > 0) {
+            BulkDeletionFailureException e = new BulkDeletionFailureException(failed);
+            e.initCause(first);
+            throw e;
+        }
     }
 
     private static <T> T capable(FileIO delegate, Class<T> capability, String operation) {
@@ -295,9 +344,18 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
         return capability.cast(delegate);
     }
 
-    /** Kept, and handed to the wrapped FileIO where it takes credentials (made with them if not yet made). */
+    /**
+     * Kept, and handed to the wrapped FileIO where it takes credentials (made with them if not
+     * yet made); under the lock that makes the wrapped FileIO, so that one made meanwhile gets
+     * them too.
+     *
+     * @throws IllegalArgumentException if {@code given} is null, as Iceberg's FileIOs say
+     */
     @Override
-    public void setCredentials(List<StorageCredential> given) {
+    public synchronized void setCredentials(List<StorageCredential> given) {
+        if (given == null) {
+            throw new IllegalArgumentException("Invalid storage credentials: null");
+        }
         this.credentials = new ArrayList<>(given);
         Opened o = opened;
         if (o != null && o.delegate() instanceof SupportsStorageCredentials s) {
@@ -307,7 +365,7 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
 
     /** The wrapped FileIO's credentials where it takes them, else those given. */
     @Override
-    public List<StorageCredential> credentials() {
+    public synchronized List<StorageCredential> credentials() {
         Opened o = opened;
         if (o != null && o.delegate() instanceof SupportsStorageCredentials s) {
             return s.credentials();
@@ -316,32 +374,49 @@ public class SealedFileIO implements DelegateFileIO, SupportsStorageCredentials,
     }
 
     /**
-     * Destroys the keys, closes the KMS clients and the wrapped FileIO. Streams already open keep
-     * their own key copies until they are closed; a later use makes everything again.
+     * Destroys the keys, closes the KMS clients and the wrapped FileIO, each even if another
+     * fails (the first failure is thrown, the other suppressed). Streams already open keep their
+     * own key copies until they are closed; files to read or write made before, and every later
+     * use, fail saying this FileIO was closed. Idempotent.
      */
     @Override
     public void close() {
         Opened o;
         synchronized (this) {
+            closed = true;
             o = opened;
             opened = null;
         }
         if (o != null) {
-            try {
-                o.storage().close();
-            } finally {
-                o.delegate().close();
+            RuntimeException failure = closeAll(o);
+            if (failure != null) {
+                throw failure;
             }
         }
     }
 
-    private static void closeQuietly(Opened o) {
+    /** Closes the keys and then the wrapped FileIO, both whatever happens: the first failure, the other suppressed. */
+    private static RuntimeException closeAll(Opened o) {
+        RuntimeException failure = null;
         try {
             o.storage().close();
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        try {
             o.delegate().close();
         } catch (RuntimeException e) {
-            // replaced by a new one: what closing the old one hit does not matter
+            if (failure == null) {
+                failure = e;
+            } else {
+                failure.addSuppressed(e);
+            }
         }
+        return failure;
+    }
+
+    private static void closeQuietly(Opened o) {
+        closeAll(o); // replaced by a new one: what closing the old one hit does not matter
     }
 
     @Override

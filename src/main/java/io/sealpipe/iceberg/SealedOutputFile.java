@@ -4,6 +4,7 @@ import io.sealpipe.gcm.GcmOutputStream;
 import io.sealpipe.internal.sealed.SealedMessage;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.ClosedChannelException;
 import java.util.function.Supplier;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.OutputFile;
@@ -103,12 +104,25 @@ final class SealedOutputFile implements OutputFile {
 
         @Override
         public void write(int b) throws IOException {
-            gcm.write(b);
+            try {
+                gcm.write(b);
+            } catch (ClosedChannelException e) {
+                throw closed(e);
+            }
         }
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
-            gcm.write(b, off, len);
+            try {
+                gcm.write(b, off, len);
+            } catch (ClosedChannelException e) {
+                throw closed(e);
+            }
+        }
+
+        private IOException closed(ClosedChannelException e) {
+            return new IOException(location + ": the stream is closed (the file was sealed, or abandoned after a failed"
+                    + " write): nothing more can be written to it", e);
         }
 
         /** Passes on the whole chunks; a partial chunk stays until {@code close()} seals it. */

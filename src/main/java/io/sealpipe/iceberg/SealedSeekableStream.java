@@ -3,6 +3,7 @@ package io.sealpipe.iceberg;
 import io.sealpipe.PositionedInput;
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.gcm.GcmInputStream;
+import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.gcm.GcmSeekableChannel;
 import io.sealpipe.internal.hadoop.SealedReader;
 import io.sealpipe.internal.sealed.SealedLayout;
@@ -51,6 +52,11 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
     private static final int KEEP_FETCHED = 1024 * 1024;
     /** The most stored bytes fetched at once. */
     private static final int MAX_FETCH = 512 * SealedLayout.SEALED_CHUNK;
+    /**
+     * The most stored bytes one range read fetches: a larger one (over 2 GiB would not fit an
+     * array) fetches its first {@value #MAX_FETCH} bytes, and the reads go on in pieces that size.
+     */
+    private static final int MAX_ONE_FETCH = 1 << 30;
 
     private final SealedInputFile file;
     private final SealedStorage storage;
@@ -90,6 +96,9 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
             if (from >= to || covers(from, to)) {
                 return;
             }
+            if (to - from > MAX_ONE_FETCH) {
+                to = from + MAX_FETCH;
+            }
             byte[] b = new byte[(int) (to - from)];
             try {
                 if (ranges != null) {
@@ -99,12 +108,7 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
                     readFully(in, b, 0, b.length);
                 }
             } catch (EOFException e) {
-                EOFException shorter = new EOFException(file.location() + ": the stored file ends before byte " + to
-                        + ", which its length needs (" + storedLength + " stored bytes" + (file.lengthKnown() ? " for "
-                        + file.getLength() + " plaintext bytes, the length given" : "") + "): it was cut short, is no"
-                        + " sealed file, or the length given is not its own. No byte of it was returned.");
-                shorter.initCause(e);
-                throw shorter;
+                throw endsBefore(to, e);
             }
             fetched = b;
             fetchedAt = from;
@@ -144,6 +148,16 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
         }
     }
 
+    /** The stored file ends before stored byte {@code to}: where, and the likely causes. */
+    private EOFException endsBefore(long to, EOFException cause) {
+        EOFException shorter = new EOFException(file.location() + ": the stored file ends before byte " + to
+                + ", which its length needs (" + storedLength + " stored bytes" + (file.lengthKnown() ? " for "
+                + file.getLength() + " plaintext bytes, the length given" : "") + "): it was cut short, is still being"
+                + " written, was not written by sealpipe, or the length given is not its own. No byte of it was returned.");
+        shorter.initCause(cause);
+        return shorter;
+    }
+
     private static void readFully(InputStream from, byte[] b, int off, int len) throws IOException {
         while (len > 0) {
             int n = from.read(b, off, len);
@@ -164,13 +178,32 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
         }
     }
 
-    /** Records an authentication failure (every later read fails with it) and names the file. */
+    /**
+     * Records an authentication failure (every later read fails with it); names the file in
+     * every failure whose message does not already (of the same class where that is a common one).
+     */
     private IOException failed(IOException e) {
         if (e instanceof StreamAuthenticationException a) {
             failure = a.in(file.location());
             return failure;
         }
-        return e;
+        String message = e.getMessage();
+        if (message != null && message.contains(file.location())) {
+            return e;
+        }
+        String named = file.location() + ": " + (message == null ? e.getClass().getName() : message);
+        IOException n;
+        if (e instanceof EOFException) {
+            n = new EOFException(named);
+        } else if (e instanceof java.io.FileNotFoundException) {
+            n = new java.io.FileNotFoundException(named);
+        } else if (e instanceof java.io.InterruptedIOException) {
+            n = new java.io.InterruptedIOException(named);
+        } else {
+            return new IOException(named, e);
+        }
+        n.initCause(e);
+        return n;
     }
 
     /**
@@ -184,12 +217,21 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
             return;
         }
         storedLength = file.storedLength();
+        if (storedLength < GcmStreams.HEADER_LENGTH) { // no header to fetch: the keys say why, naming the file
+            storage.key(file.location(), new byte[0], storedLength);
+            throw new IOException(file.location() + ": " + storedLength + " stored bytes, shorter than a header");
+        }
         if (first == null) {
             int head = (int) Math.min(storedLength, SealedReader.FIRST_BYTES);
             if (from == 0 && to < 0 && storedLength > WHOLE_OBJECT) {
-                first = new byte[head];
+                byte[] b = new byte[head];
                 in.seek(0);
-                readFully(in, first, 0, head);
+                try {
+                    readFully(in, b, 0, head);
+                } catch (EOFException shorter) {
+                    throw whyShorter(endsBefore(head, shorter), head);
+                }
+                first = b; // only once read whole: a retry reads it again
                 stored.fetched = first; // the channel's first reads take what was read past the header
                 stored.fetchedAt = 0;
             } else {
@@ -296,12 +338,29 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
     /**
      * Reads the ranges: the chunks of ranges that share or adjoin chunks are fetched at once (up
      * to {@value #MAX_FETCH} stored bytes), each chunk decrypted once; a range that fails (a
-     * chunk that does not authenticate, or past the end) fails alone.
+     * chunk that does not authenticate, or past the end) fails alone. Every range's future
+     * completes, whatever fails: a failed fetch, or anything unexpected, fails the ranges not read.
      */
     @Override
     public void readVectored(List<FileRange> fileRanges, IntFunction<ByteBuffer> allocate) throws IOException {
-        checkOpen();
-        List<FileRange> sorted = RangeReadable.sortRanges(fileRanges);
+        try {
+            checkOpen();
+        } catch (IOException e) {
+            fileRanges.forEach(r -> r.byteBuffer().completeExceptionally(e));
+            throw e;
+        }
+        try {
+            readSorted(RangeReadable.sortRanges(fileRanges), allocate);
+        } catch (RuntimeException | Error e) { // every future completes: a caller waiting on one never hangs
+            fileRanges.forEach(r -> r.byteBuffer().completeExceptionally(e));
+            stored.done();
+            if (e instanceof Error) {
+                throw e;
+            }
+        }
+    }
+
+    private void readSorted(List<FileRange> sorted, IntFunction<ByteBuffer> allocate) {
         int i = 0;
         while (i < sorted.size()) {
             long[] span = storedRange(sorted.get(i).offset(), sorted.get(i).length());
@@ -318,8 +377,9 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
                 openChannel(span[0], span[1]);
                 stored.fetch(span[0], span[1]);
             } catch (IOException e) {
+                IOException named = failed(e);
                 for (int k = i; k < sorted.size(); k++) {
-                    sorted.get(k).byteBuffer().completeExceptionally(failed(e));
+                    sorted.get(k).byteBuffer().completeExceptionally(named);
                 }
                 stored.done();
                 return;
@@ -334,12 +394,13 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
 
     private void read(FileRange range, IntFunction<ByteBuffer> allocate) {
         CompletableFuture<ByteBuffer> future = range.byteBuffer();
+        if (range.offset() + range.length() > length) { // before allocating for it
+            future.completeExceptionally(new EOFException(file.location() + ": the range of " + range.length()
+                    + " bytes at " + range.offset() + " ends past the end of the file, " + length + " bytes"));
+            return;
+        }
         byte[] b = new byte[range.length()];
         try {
-            if (range.offset() + range.length() > length) {
-                throw new EOFException(file.location() + ": the range of " + range.length() + " bytes at " + range.offset()
-                        + " ends past the end of the file, " + length + " bytes");
-            }
             channel.readFully(range.offset(), b, 0, b.length);
             ByteBuffer buffer = allocate.apply(b.length);
             int start = buffer.position();
@@ -484,18 +545,24 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
         }
         closed = true;
         stored.fetched = null;
-        try {
-            if (sequential != null) {
-                sequential.close();
-            }
-        } finally {
+        Exception failure = null;
+        for (java.io.Closeable c : new java.io.Closeable[] {sequential, channel, in}) {
             try {
-                if (channel != null) {
-                    channel.close();
+                if (c != null) {
+                    c.close();
                 }
-            } finally {
-                in.close();
+            } catch (IOException | RuntimeException e) { // every one closed: the first failure, the rest suppressed
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
             }
+        }
+        if (failure instanceof IOException io) {
+            throw io;
+        } else if (failure != null) {
+            throw (RuntimeException) failure;
         }
     }
 

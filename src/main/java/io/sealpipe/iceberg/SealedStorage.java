@@ -2,6 +2,7 @@ package io.sealpipe.iceberg;
 
 import io.sealpipe.gcm.GcmStreams;
 import io.sealpipe.hadoop.SealedFileSystem;
+import io.sealpipe.internal.Cleaners;
 import io.sealpipe.internal.hadoop.EnvelopeKeys;
 import io.sealpipe.internal.hadoop.SealedKeys;
 import io.sealpipe.internal.hadoop.SealedReader;
@@ -9,6 +10,7 @@ import io.sealpipe.internal.hadoop.SealedSettings;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.Serializable;
+import java.lang.ref.Cleaner;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -24,11 +26,18 @@ final class SealedStorage implements Closeable {
     final SealedSettings settings;
     final SealedKeys keys; // null in envelope mode under a KMS that is no key provider
     final EnvelopeKeys envelopes;
+    private volatile boolean closed;
+    /**
+     * Destroys the keys, once: by {@link #close()}, or once nothing uses them (no FileIO, file
+     * or stream holds this storage), for a deserialized FileIO that nobody closes.
+     */
+    private final Cleaner.Cleanable destroyKeys;
 
     private SealedStorage(SealedSettings settings, SealedKeys keys, EnvelopeKeys envelopes) {
         this.settings = settings;
         this.keys = keys;
         this.envelopes = envelopes;
+        this.destroyKeys = Cleaners.CLEANER.register(this, () -> destroy(keys, envelopes)); // holds no "this"
     }
 
     /** A Hadoop configuration made serializable (Iceberg's wrapper), or null for none. */
@@ -73,11 +82,38 @@ final class SealedStorage implements Closeable {
     record Sealing(byte[] envelope, GcmStreams streams) {}
 
     Sealing forWriting(String location) throws IOException {
-        if (!settings.envelopeMode()) {
-            return new Sealing(null, keys.forWriting(false));
+        checkOpen(location);
+        try {
+            if (!settings.envelopeMode()) {
+                return new Sealing(null, keys.forWriting(false));
+            }
+            EnvelopeKeys.Sealing sealing = envelopes.forWriting(false, location);
+            return new Sealing(sealing.envelope().bytes(), sealing.streams());
+        } catch (IOException e) {
+            throw closedMeanwhile(location, e);
         }
-        EnvelopeKeys.Sealing sealing = envelopes.forWriting(false, location);
-        return new Sealing(sealing.envelope().bytes(), sealing.streams());
+    }
+
+    /**
+     * The keys' own message after close speaks of the sealed file system, which they serve too:
+     * here it is a FileIO that was closed.
+     */
+    private void checkOpen(String location) throws IOException {
+        if (closed) {
+            throw new IOException(location + ": this " + SealedFileIO.class.getSimpleName() + " was closed: its keys"
+                    + " are destroyed (a file to read or write made before the close cannot be opened after it)");
+        }
+    }
+
+    /** {@code e}, or, where the keys failed because this storage was closed meanwhile, the message that says so. */
+    private IOException closedMeanwhile(String location, IOException e) {
+        try {
+            checkOpen(location);
+        } catch (IOException closedNow) {
+            closedNow.addSuppressed(e);
+            return closedNow;
+        }
+        return e;
     }
 
     /** The stored bytes before each message, as this mode writes files: 0 or 512. */
@@ -87,14 +123,24 @@ final class SealedStorage implements Closeable {
 
     /** {@link SealedReader#key} for a file of this storage. */
     SealedReader.Key key(String location, byte[] first, long storedLength) throws IOException {
-        return SealedReader.key(path(location), first, storedLength, keys, envelopes, settings.readMode());
+        checkOpen(location);
+        try {
+            return SealedReader.key(path(location), first, storedLength, keys, envelopes, settings.readMode());
+        } catch (IOException e) {
+            throw closedMeanwhile(location, e);
+        }
     }
 
     /** {@link SealedReader#open} for a file of this storage. */
     SealedReader.Opened open(String location, byte[] first, long storedLength, io.sealpipe.PositionedInput stored)
             throws IOException {
-        return SealedReader.open(path(location), first, storedLength, stored, keys, envelopes, settings.readMode(),
-                settings.cachedChunks());
+        checkOpen(location);
+        try {
+            return SealedReader.open(path(location), first, storedLength, stored, keys, envelopes, settings.readMode(),
+                    settings.cachedChunks());
+        } catch (IOException e) {
+            throw closedMeanwhile(location, e);
+        }
     }
 
     /**
@@ -113,9 +159,14 @@ final class SealedStorage implements Closeable {
         }
     }
 
-    /** Destroys the keys and closes the KMS clients. */
+    /** Destroys the keys and closes the KMS clients (once). */
     @Override
     public void close() {
+        closed = true;
+        destroyKeys.clean();
+    }
+
+    private static void destroy(SealedKeys keys, EnvelopeKeys envelopes) {
         try {
             if (keys != null) {
                 keys.close();

@@ -32,6 +32,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.crypto.key.KeyProvider;
+import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension;
+import org.apache.hadoop.crypto.key.KeyProviderCryptoExtension.EncryptedKeyVersion;
 import org.apache.hadoop.crypto.key.KeyProviderFactory;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -478,7 +480,7 @@ class SealedFileIOTest {
         try (SealedFileIO io = io(p)) {
             UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> io.listPrefix("x"));
             assertTrue(e.getMessage().contains(BareFileIO.class.getName()), e.getMessage());
-            assertThrows(UnsupportedOperationException.class, () -> io.deleteFiles(List.of("x")));
+            assertThrows(UnsupportedOperationException.class, () -> io.deletePrefix("x"));
         }
     }
 
@@ -489,6 +491,7 @@ class SealedFileIOTest {
         byte[] serialized;
         try (SealedFileIO io = io(true)) {
             write(io, "mem://t/s", data);
+            assertArrayEquals(data, readAll(io.newInputFile("mem://t/s", data.length).newStream())); // holds its data key now
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
             try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
                 out.writeObject(io);
@@ -507,6 +510,23 @@ class SealedFileIOTest {
         byte[] key = provider.getCurrentKey("data").getMaterial();
         for (int i = 0; i + key.length <= serialized.length; i++) {
             assertTrue(!java.util.Arrays.equals(serialized, i, i + key.length, key, 0, key.length), "no key material at " + i);
+        }
+        // Nor the envelope files' data keys, which the FileIO held when it was serialized.
+        for (String file : List.of("mem://t/s")) {
+            Envelope envelope = Envelope.parse(store.objects.get(file));
+            byte[] dataKey;
+            KeyProviderCryptoExtension kms = KeyProviderCryptoExtension.createKeyProviderCryptoExtension(provider);
+            try {
+                dataKey = kms.decryptEncryptedKey(EncryptedKeyVersion.createForDecryption(envelope.keyName(),
+                        envelope.versionName(), envelope.iv(), envelope.wrappedKey())).getMaterial();
+            } finally {
+                kms.close();
+            }
+            assertEquals(32, dataKey.length);
+            for (int i = 0; i + dataKey.length <= serialized.length; i++) {
+                assertTrue(!java.util.Arrays.equals(serialized, i, i + dataKey.length, dataKey, 0, dataKey.length),
+                        "no data key of " + file + " at " + i);
+            }
         }
     }
 
