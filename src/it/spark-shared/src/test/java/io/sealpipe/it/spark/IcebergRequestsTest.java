@@ -216,19 +216,21 @@ class IcebergRequestsTest {
     /**
      * The table: Parquet, three partitions, one file each (hashed by partition: the same layout
      * every time), sorted by {@code id} within it (so that row groups can be
-     * skipped by their statistics), row groups of 128 KiB, with a column of hex digests that
-     * does not compress away: about 4 MB a file, over the 1 MiB up to which Iceberg 1.12's
+     * skipped by their statistics), row groups of 2 MiB, with columns of hashes and hex digests that
+     * do not compress away: about 9 MB a file, over the 1 MiB up to which Iceberg 1.12's
      * Parquet reader fetches a file whole ({@code EagerInputFile}), so that reads are ranges.
+     * One split a file: Iceberg's adaptive split size would make a task of each row group for
+     * Spark's two local cores, and each task reads the file's footer again.
      */
     private static void write(String catalog) {
         String t = catalog + TABLE;
         spark.sql("CREATE NAMESPACE IF NOT EXISTS " + catalog + ".db");
         spark.sql("CREATE TABLE " + t + " (id BIGINT, part INT, amount DOUBLE, payload STRING) USING iceberg"
                 + " PARTITIONED BY (part) TBLPROPERTIES ('format-version' = '2', 'write.format.default' = 'parquet',"
-                + " 'write.parquet.row-group-size-bytes' = '131072')");
+                + " 'write.parquet.row-group-size-bytes' = '2097152', 'read.split.adaptive-size.enabled' = 'false')");
         spark.sql("ALTER TABLE " + t + " WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY id");
-        spark.sql("INSERT INTO " + t + " SELECT id, CAST(id % 3 AS INT), id * 0.5, sha2(CAST(id AS STRING), 256)"
-                + " FROM range(0, 300000)");
+        spark.sql("INSERT INTO " + t + " SELECT id, CAST(id % 3 AS INT), CAST(hash(id) AS DOUBLE), sha2(CAST(id AS STRING), 256)"
+                + " FROM range(0, 600000)");
     }
 
     private static List<String> files(String catalog) {
