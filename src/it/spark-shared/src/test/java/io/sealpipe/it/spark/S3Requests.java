@@ -21,10 +21,10 @@ import software.amazon.awssdk.services.s3.model.HeadObjectRequest;
  * a global {@link ExecutionInterceptor}, which the SDK loads from the test resource
  * {@code software/amazon/awssdk/global/handlers/execution.interceptors}
  * ({@code ClasspathInterceptorChainFactory}). Each GetObject and HeadObject is kept with its
- * bucket, key and range, the Content-Length of its response and the bytes of its body actually
- * read from the connection (an aborted stream reads less than its Content-Length; one closed
- * early is drained by the HTTP client and reads it all). Spark's local mode runs every task in
- * this JVM, so these are all of a statement's requests.
+ * bucket, key and range, the Content-Length of its response and the bytes its reader took from
+ * the response body (less than the Content-Length of an open-ended GET that S3FileIO's stream
+ * aborts when it closes or seeks away; what the HTTP client buffered past that is not counted).
+ * Spark's local mode runs every task in this JVM, so these are all of a statement's requests.
  */
 public final class S3Requests implements ExecutionInterceptor {
     /** One GetObject or HeadObject. */
