@@ -271,17 +271,28 @@ class IcebergSealedTablesTest {
      * manifest lists, metadata.json files and statistics files were each found.
      */
     private static Map<String, Integer> checkSealed(String sealed, String raw, Map<String, String> settings) throws IOException {
-        FileSystem rawFs = FileSystem.get(URI.create(raw), spark.sparkContext().hadoopConfiguration());
-        Configuration conf = new Configuration(spark.sparkContext().hadoopConfiguration());
+        return checkSealed(spark.sparkContext().hadoopConfiguration(), sealed, raw, settings, FORMATS);
+    }
+
+    /**
+     * {@link #checkSealed(String, String, Map)} with the Hadoop settings {@code session} (a
+     * session's, with the sealed scheme's), expecting data and delete files of {@code formats}:
+     * also for the warehouses of {@code SealedFileIO} ({@link IcebergSealedFileIOTest}), the same
+     * stored format.
+     */
+    static Map<String, Integer> checkSealed(Configuration session, String sealed, String raw, Map<String, String> settings,
+            List<String> formats) throws IOException {
+        FileSystem rawFs = FileSystem.get(URI.create(raw), session);
+        Configuration conf = new Configuration(session);
         settings.forEach(conf::set);
         boolean envelope = "envelope".equals(conf.get(SealedFileSystem.KEY_MODE));
         try (FileSystem sealedFs = FileSystem.newInstance(URI.create(sealed), conf)) {
-            return checkSealed(sealedFs, sealed, rawFs, raw, envelope);
+            return checkSealed(sealedFs, sealed, rawFs, raw, envelope, formats);
         }
     }
 
     private static Map<String, Integer> checkSealed(FileSystem sealedFs, String sealed, FileSystem rawFs, String raw,
-            boolean envelope) throws IOException {
+            boolean envelope, List<String> formats) throws IOException {
         Map<String, Integer> kinds = new TreeMap<>();
         // Every file's problems, so that one run shows them all.
         List<String> problems = new ArrayList<>();
@@ -328,8 +339,11 @@ class IcebergSealedTablesTest {
                 problems.add(sealedPath + " (" + kind + ") does not decrypt to a " + content(kind) + " file");
             }
         }
-        for (String kind : List.of("data parquet", "data orc", "delete parquet", "delete orc", "manifest", "manifest list",
-                "metadata.json", "statistics")) {
+        List<String> expected = new ArrayList<>(List.of("manifest", "manifest list", "metadata.json", "statistics"));
+        for (String format : formats) {
+            expected.addAll(List.of("data " + format, "delete " + format));
+        }
+        for (String kind : expected) {
             if (kinds.getOrDefault(kind, 0) == 0) {
                 problems.add("no " + kind + " file under " + raw);
             }
