@@ -18,11 +18,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.io.BulkDeletionFailureException;
 import org.apache.iceberg.io.FileRange;
 import org.apache.iceberg.io.InputFile;
@@ -67,16 +65,11 @@ class SealedFileIOEdgeTest {
     }
 
     private static SealedFileIO io(Map<String, String> properties) {
-        SealedFileIO io = new SealedFileIO();
-        io.setConf(new Configuration(false));
-        io.initialize(properties);
-        return io;
+        return SealedFileIOTest.io(properties);
     }
 
     private static byte[] data(int length, long seed) {
-        byte[] b = new byte[length];
-        new Random(seed).nextBytes(b);
-        return b;
+        return SealedFileIOTest.data(length, seed);
     }
 
     private static void write(SealedFileIO io, String path, byte[] data) throws IOException {

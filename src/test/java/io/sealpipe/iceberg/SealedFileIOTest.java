@@ -89,14 +89,16 @@ class SealedFileIOTest {
         return io(properties("data", envelope));
     }
 
-    private static SealedFileIO io(Map<String, String> properties) {
+    /** A SealedFileIO set up as a catalog would, with an empty Hadoop configuration. */
+    static SealedFileIO io(Map<String, String> properties) {
         SealedFileIO io = new SealedFileIO();
         io.setConf(new Configuration(false));
         io.initialize(properties);
         return io;
     }
 
-    private static byte[] data(int length, long seed) {
+    /** {@code length} random bytes from {@code seed}. */
+    static byte[] data(int length, long seed) {
         byte[] b = new byte[length];
         new Random(seed).nextBytes(b);
         return b;
