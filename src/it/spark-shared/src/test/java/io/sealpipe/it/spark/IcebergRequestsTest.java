@@ -6,25 +6,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sealpipe.iceberg.SealedFileIO;
 import io.sealpipe.it.s3.S3Server;
-import java.net.URI;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.crypto.key.KeyProvider;
-import org.apache.hadoop.crypto.key.KeyProviderFactory;
 import org.apache.iceberg.hadoop.Configurable;
 import org.apache.iceberg.io.DelegateFileIO;
 import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.OutputFile;
 import org.apache.spark.sql.SparkSession;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The S3 requests of reading a sealed Iceberg table against the same plain table (issue 46,
@@ -44,15 +39,13 @@ import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
  * <p>Not on Spark 4.0 (its pom sets {@code sealpipe.it.iceberg.requests} to false): CI's time.
  */
 @DisabledIfSystemProperty(named = "sealpipe.it.iceberg.requests", matches = "false")
+@ExtendWith(IcebergWarehouses.Shared.class)
 class IcebergRequestsTest {
-    private static final Path TARGET = Path.of(System.getProperty("sealpipe.it.dir", "target"));
-    private static final Path DIR = TARGET.resolve("iceberg-requests");
-    private static final String KEY = "data";
     private static final String TABLE = ".db.events";
 
+    private static IcebergWarehouses warehouses;
     private static S3Server s3;
     private static SparkSession spark;
-    private static Path keystore;
 
     /**
      * A SealedFileIO that ignores the plaintext length Iceberg hands it, so that every file's
@@ -120,38 +113,10 @@ class IcebergRequestsTest {
     }
 
     @BeforeAll
-    static void start() throws Exception {
-        IcebergSealedFileIOTest.checksumsOnlyWhereRequired();
-        EncryptionJob.deleteTree(DIR);
-        Files.createDirectories(DIR);
-        keystore = DIR.resolve("keys.jceks");
-        KeyProvider provider = KeyProviderFactory.get(URI.create("jceks://file" + keystore.toAbsolutePath()),
-                new Configuration(false));
-        provider.createKey(KEY, new KeyProvider.Options(new Configuration(false)).setBitLength(256));
-        provider.flush();
-        s3 = S3Server.start();
-        spark = SparkSession.builder()
-                .master("local[2]")
-                .appName("iceberg-requests")
-                .config("spark.ui.enabled", "false")
-                .config("spark.driver.host", "127.0.0.1")
-                .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.sql.shuffle.partitions", "2")
-                .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-                .getOrCreate();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        try {
-            if (spark != null) {
-                spark.stop();
-            }
-        } finally {
-            if (s3 != null) {
-                s3.close();
-            }
-        }
+    static void start(IcebergWarehouses shared) throws Exception {
+        warehouses = shared;
+        spark = shared.spark();
+        s3 = shared.s3();
     }
 
     /** A statement's counts, plain and sealed. */
@@ -190,11 +155,10 @@ class IcebergRequestsTest {
     void aFilteredReadOfTheSealedTableMakesAboutThePlainRequests() throws Exception {
         String plainPrefix = "requests-plain/";
         String sealedPrefix = "requests-sealed/";
-        catalog("req_plain", IcebergSealedFileIOTest.s3FileIO(s3,
-                IcebergSealedFileIOTest.jdbc(DIR, "req_plain", "s3://" + S3Server.BUCKET + "/" + plainPrefix)));
-        Map<String, String> sealed = IcebergSealedFileIOTest.sealed(keystore, IcebergSealedFileIOTest.s3FileIO(s3,
-                IcebergSealedFileIOTest.jdbc(DIR, "req_sealed", "s3://" + S3Server.BUCKET + "/" + sealedPrefix)));
-        catalog("req_sealed", sealed);
+        warehouses.catalog("req_plain", warehouses.s3FileIO(
+                IcebergWarehouses.jdbc("req_plain", "s3://" + S3Server.BUCKET + "/" + plainPrefix)));
+        warehouses.catalog("req_sealed", warehouses.sealedFileIO(warehouses.s3FileIO(
+                IcebergWarehouses.jdbc("req_sealed", "s3://" + S3Server.BUCKET + "/" + sealedPrefix))));
         for (String catalog : List.of("req_plain", "req_sealed")) {
             write(catalog);
         }
@@ -210,10 +174,10 @@ class IcebergRequestsTest {
         }
 
         // The same read through a SealedFileIO that HEADs every file: the check fails.
-        Map<String, String> heading = IcebergSealedFileIOTest.sealed(keystore, IcebergSealedFileIOTest.s3FileIO(s3,
-                IcebergSealedFileIOTest.jdbc(DIR, "req_heading", "s3://" + S3Server.BUCKET + "/" + sealedPrefix)));
+        Map<String, String> heading = warehouses.sealedFileIO(warehouses.s3FileIO(
+                IcebergWarehouses.jdbc("req_heading", "s3://" + S3Server.BUCKET + "/" + sealedPrefix)));
         heading.put("io-impl", HeadingSealedFileIO.class.getName());
-        catalog("req_heading", heading);
+        warehouses.catalog("req_heading", heading);
         // The sealed table, registered in this catalog from its metadata.json (a JDBC catalog's tables are its name's).
         String metadata = ((org.apache.iceberg.HasTableOperations) org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
                 spark, "req_sealed" + TABLE)).operations().current().metadataFileLocation();
@@ -233,7 +197,7 @@ class IcebergRequestsTest {
         lines.add(broken.row() + "   (a broken SealedFileIO: must miss)");
         String report = String.join("\n", lines);
         System.out.println(report);
-        Files.writeString(TARGET.resolve("iceberg-requests.txt"), report + "\n");
+        Files.writeString(IcebergWarehouses.TARGET.resolve("iceberg-requests.txt"), report + "\n");
         for (Measured m : table) {
             m.check();
         }
@@ -295,11 +259,5 @@ class IcebergRequestsTest {
 
     private static List<String> render(String query) {
         return spark.sql(query).collectAsList().stream().map(Object::toString).toList();
-    }
-
-    private static void catalog(String name, Map<String, String> settings) {
-        String prefix = "spark.sql.catalog." + name;
-        spark.conf().set(prefix, "org.apache.iceberg.spark.SparkCatalog");
-        settings.forEach((key, value) -> spark.conf().set(prefix + "." + key, value));
     }
 }
