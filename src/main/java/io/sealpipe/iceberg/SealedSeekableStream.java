@@ -31,7 +31,9 @@ import org.apache.iceberg.io.SeekableInputStream;
  * known length (Iceberg's metadata files) reads sequentially from the start, through the wrapped
  * stream's own reads (one request for the run). Otherwise the header (56 bytes, 568 for an
  * envelope file) is fetched with the first range where that starts within {@value #MERGE_GAP}
- * bytes of it, and a file of at most {@value #WHOLE_OBJECT} stored bytes is fetched whole;
+ * bytes of it (or, for a file of a known length this FileIO read before, taken from what it read
+ * then: {@link SealedStorage#header}), and a file of at most {@value #WHOLE_OBJECT} stored bytes
+ * is fetched whole;
  * {@link #readFully(long, byte[], int, int)} fetches the whole chunks of its range at once (the
  * wrapped stream's range read where it has one); {@link #readTail} fetches the last
  * {@value #TAIL_BYTES} bytes' chunks, which are kept, so that a footer read after it needs no
@@ -64,6 +66,7 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
     private final RangeReadable ranges; // in, where it reads ranges; else null
     private final Stored stored = new Stored();
     private byte[] first; // the stored file's first bytes, once read
+    private boolean headerRemembered; // first is what an earlier stream of the FileIO read
     private GcmInputStream sequential; // reading with no known length
     private long sequentialPos;
     private GcmSeekableChannel channel; // reading by position
@@ -184,7 +187,11 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
      */
     private IOException failed(IOException e) {
         if (e instanceof StreamAuthenticationException a) {
-            failure = a.in(file.location());
+            if (storedLength >= 0) { // whether remembered or read now: the next open reads it again
+                storage.forgetHeader(file.location(), storedLength);
+            }
+            failure = headerRemembered ? a.in(file.location() + " (with its header as an earlier read of this FileIO"
+                    + " found it: if the file was replaced since, open it again)") : a.in(file.location());
             return failure;
         }
         String message = e.getMessage();
@@ -237,12 +244,22 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
             } else {
                 long end = storedLength <= WHOLE_OBJECT ? storedLength
                         : from >= 0 && from <= MERGE_GAP ? Math.max(to, head) : head;
-                try {
-                    stored.fetch(0, end);
-                } catch (EOFException shorter) {
-                    throw whyShorter(shorter, head);
+                // A file of a known length (Iceberg's data and delete files, which it never
+                // replaces) opened before by this FileIO: its header as read then.
+                boolean remember = file.lengthKnown() && storedLength > WHOLE_OBJECT;
+                first = remember && end == head ? storage.header(file.location(), storedLength) : null;
+                headerRemembered = first != null;
+                if (first == null) {
+                    try {
+                        stored.fetch(0, end);
+                    } catch (EOFException shorter) {
+                        throw whyShorter(shorter, head);
+                    }
+                    first = Arrays.copyOf(stored.fetched, head);
+                    if (remember) {
+                        storage.rememberHeader(file.location(), storedLength, first);
+                    }
                 }
-                first = Arrays.copyOf(stored.fetched, head);
             }
         }
         SealedReader.Opened opened = storage.open(file.location(), first, storedLength, stored);

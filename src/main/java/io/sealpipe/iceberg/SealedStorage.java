@@ -11,6 +11,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.Serializable;
 import java.lang.ref.Cleaner;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -27,6 +28,22 @@ final class SealedStorage implements Closeable {
     final SealedKeys keys; // null in envelope mode under a KMS that is no key provider
     final EnvelopeKeys envelopes;
     private volatile boolean closed;
+    /** The most headers {@link #header} remembers (each at most 568 bytes and its location). */
+    static final int HEADERS_REMEMBERED = 1024;
+    /**
+     * The first stored bytes (the header, and the envelope in envelope mode) of files read by
+     * position, by location and stored length, the least recently used forgotten first: a file
+     * opened again (Iceberg opens a data file for each task that reads part of it, and reads its
+     * footer each time) needs no request for them. Stored bytes only, no key.
+     */
+    private final Map<HeaderKey, byte[]> headers = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<HeaderKey, byte[]> eldest) {
+            return size() > HEADERS_REMEMBERED;
+        }
+    };
+
+    private record HeaderKey(String location, long storedLength) {}
     /**
      * Destroys the keys, once: by {@link #close()}, or once nothing uses them (no FileIO, file
      * or stream holds this storage), for a deserialized FileIO that nobody closes.
@@ -116,6 +133,31 @@ final class SealedStorage implements Closeable {
         return e;
     }
 
+    /**
+     * The first stored bytes remembered for the file at {@code location} of {@code storedLength}
+     * stored bytes (a copy), or null. A file replaced since by another of the same stored length
+     * then fails to authenticate, and is {@link #forgetHeader forgotten}: Iceberg never replaces a
+     * file it knows the length of.
+     */
+    byte[] header(String location, long storedLength) {
+        synchronized (headers) {
+            byte[] first = headers.get(new HeaderKey(location, storedLength));
+            return first == null ? null : first.clone();
+        }
+    }
+
+    void rememberHeader(String location, long storedLength, byte[] first) {
+        synchronized (headers) {
+            headers.put(new HeaderKey(location, storedLength), first.clone());
+        }
+    }
+
+    void forgetHeader(String location, long storedLength) {
+        synchronized (headers) {
+            headers.remove(new HeaderKey(location, storedLength));
+        }
+    }
+
     /** The stored bytes before each message, as this mode writes files: 0 or 512. */
     long prefix() {
         return settings.prefix();
@@ -163,6 +205,9 @@ final class SealedStorage implements Closeable {
     @Override
     public void close() {
         closed = true;
+        synchronized (headers) {
+            headers.clear();
+        }
         destroyKeys.clean();
     }
 

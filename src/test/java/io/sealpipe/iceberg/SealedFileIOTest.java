@@ -287,6 +287,54 @@ class SealedFileIOTest {
         assertEquals(0, sealed[2], "no HEAD");
     }
 
+    /**
+     * A file of a known length opened again by the same FileIO: its header as read the first
+     * time, so a footer read (a seek near the end and a read, as Iceberg's Parquet reads it)
+     * costs one request fewer. A file replaced since by another of the same length fails once,
+     * saying so, and reads on the next open.
+     */
+    @Test
+    void aFileOpenedAgainNeedsNoRequestForItsHeader() throws Exception {
+        int size = 1 << 20;
+        byte[] data = data(size, 11);
+        try (SealedFileIO io = io(false)) {
+            write(io, "mem://t/h", data);
+            store.reset();
+            assertArrayEquals(last8(data), footerLength(io, "mem://t/h", size));
+            long firstOpen = store.gets.get();
+            assertTrue(firstOpen >= 2, "the first open fetches the header, then the end: " + store);
+            store.reset();
+            assertArrayEquals(last8(data), footerLength(io, "mem://t/h", size));
+            assertEquals(firstOpen - 1, store.gets.get(), "the second open fetches no header: " + store);
+
+            byte[] other = data(size, 12);
+            write(io, "mem://t/h", other); // the same stored length, another header
+            StreamAuthenticationException e = assertThrows(StreamAuthenticationException.class,
+                    () -> footerLength(io, "mem://t/h", size));
+            assertTrue(e.getMessage().contains("mem://t/h") && e.getMessage().contains("open it again"), e.getMessage());
+            assertArrayEquals(last8(other), footerLength(io, "mem://t/h", size), "the next open reads the header again");
+        }
+    }
+
+    private static byte[] last8(byte[] data) {
+        return java.util.Arrays.copyOfRange(data, data.length - 8, data.length);
+    }
+
+    /** Parquet's first read of a file: a seek to 8 bytes before the end, and reads of them. */
+    private static byte[] footerLength(SealedFileIO io, String path, long length) throws IOException {
+        try (SeekableInputStream in = io.newInputFile(path, length).newStream()) {
+            in.seek(length - 8);
+            byte[] b = new byte[8];
+            int got = 0;
+            while (got < b.length) {
+                int n = in.read(b, got, b.length - got);
+                assertTrue(n > 0, "the end came early");
+                got += n;
+            }
+            return b;
+        }
+    }
+
     private static void parquetPattern(InputFile file, byte[] data, int footer, int rowGroup) throws IOException {
         try (SeekableInputStream in = file.newStream()) {
             RangeReadable r = (RangeReadable) in;
