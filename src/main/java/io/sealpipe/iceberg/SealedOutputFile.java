@@ -36,6 +36,7 @@ final class SealedOutputFile implements OutputFile {
      * the key is taken first, so that a key problem leaves nothing behind.
      */
     private PositionOutputStream sealed(Supplier<PositionOutputStream> open) {
+        storage.forgetHeader(location()); // a file read before, replaced
         SealedStorage.Sealing key;
         try {
             key = storage.forWriting(location());

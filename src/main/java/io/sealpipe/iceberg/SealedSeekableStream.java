@@ -186,12 +186,13 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
      * every failure whose message does not already (of the same class where that is a common one).
      */
     private IOException failed(IOException e) {
+        if (headerRemembered || e instanceof StreamAuthenticationException) {
+            storage.forgetHeader(file.location()); // whether remembered or read now: the next read reads it again
+        }
         if (e instanceof StreamAuthenticationException a) {
-            if (storedLength >= 0) { // whether remembered or read now: the next open reads it again
-                storage.forgetHeader(file.location(), storedLength);
-            }
-            failure = headerRemembered ? a.in(file.location() + " (with its header as an earlier read of this FileIO"
-                    + " found it: if the file was replaced since, open it again)") : a.in(file.location());
+            failure = headerRemembered ? a.in(file.location() + " (with its header as an earlier read through this"
+                    + " FileIO found it: if the file was replaced since, read it again, which reads its header from"
+                    + " the file)") : a.in(file.location());
             return failure;
         }
         String message = e.getMessage();
@@ -246,8 +247,7 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
                         : from >= 0 && from <= MERGE_GAP ? Math.max(to, head) : head;
                 // A file of a known length (Iceberg's data and delete files, which it never
                 // replaces) opened before by this FileIO: its header as read then.
-                boolean remember = file.lengthKnown() && storedLength > WHOLE_OBJECT;
-                first = remember && end == head ? storage.header(file.location(), storedLength) : null;
+                first = remembers() && end == head ? storage.header(file.location(), storedLength) : null;
                 headerRemembered = first != null;
                 if (first == null) {
                     try {
@@ -256,9 +256,6 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
                         throw whyShorter(shorter, head);
                     }
                     first = Arrays.copyOf(stored.fetched, head);
-                    if (remember) {
-                        storage.rememberHeader(file.location(), storedLength, first);
-                    }
                 }
             }
         }
@@ -267,12 +264,23 @@ final class SealedSeekableStream extends SeekableInputStream implements RangeRea
             opened.channel().close();
             throw compressed();
         }
+        if (remembers() && !headerRemembered) { // opened: its key found, its header committed
+            storage.rememberHeader(file.location(), storedLength, first);
+        }
         channel = opened.channel();
         length = opened.length();
         if (sequential != null) {
             sequential.close();
             sequential = null;
         }
+    }
+
+    /**
+     * Whether this file's header is remembered for later opens: a file of a known length (Iceberg's
+     * data and delete files, which it never replaces) too large to be fetched whole.
+     */
+    private boolean remembers() {
+        return file.lengthKnown() && storedLength > WHOLE_OBJECT;
     }
 
     /**

@@ -27,23 +27,25 @@ final class SealedStorage implements Closeable {
     final SealedSettings settings;
     final SealedKeys keys; // null in envelope mode under a KMS that is no key provider
     final EnvelopeKeys envelopes;
-    private volatile boolean closed;
     /** The most headers {@link #header} remembers (each at most 568 bytes and its location). */
     static final int HEADERS_REMEMBERED = 1024;
+
+    private volatile boolean closed;
     /**
-     * The first stored bytes (the header, and the envelope in envelope mode) of files read by
-     * position, by location and stored length, the least recently used forgotten first: a file
-     * opened again (Iceberg opens a data file for each task that reads part of it, and reads its
-     * footer each time) needs no request for them. Stored bytes only, no key.
+     * The first stored bytes (the header, and the envelope with its wrapped data key in envelope
+     * mode) of files read by position, by location, with the stored length they were read at,
+     * the least recently used forgotten first: a file opened again (Iceberg opens a data file for
+     * each task that reads part of it, and reads its footer each time) needs no request for
+     * them. Stored bytes only, no key.
      */
-    private final Map<HeaderKey, byte[]> headers = new LinkedHashMap<>(16, 0.75f, true) {
+    private final Map<String, Remembered> headers = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<HeaderKey, byte[]> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, Remembered> eldest) {
             return size() > HEADERS_REMEMBERED;
         }
     };
 
-    private record HeaderKey(String location, long storedLength) {}
+    private record Remembered(long storedLength, byte[] first) {}
     /**
      * Destroys the keys, once: by {@link #close()}, or once nothing uses them (no FileIO, file
      * or stream holds this storage), for a deserialized FileIO that nobody closes.
@@ -135,26 +137,37 @@ final class SealedStorage implements Closeable {
 
     /**
      * The first stored bytes remembered for the file at {@code location} of {@code storedLength}
-     * stored bytes (a copy), or null. A file replaced since by another of the same stored length
-     * then fails to authenticate, and is {@link #forgetHeader forgotten}: Iceberg never replaces a
-     * file it knows the length of.
+     * stored bytes (a copy), or null. A file replaced since by another of the same stored length,
+     * other than through this FileIO, then fails to authenticate and is {@link #forgetHeader
+     * forgotten}: Iceberg never replaces a file it knows the length of.
      */
     byte[] header(String location, long storedLength) {
         synchronized (headers) {
-            byte[] first = headers.get(new HeaderKey(location, storedLength));
-            return first == null ? null : first.clone();
+            Remembered r = headers.get(location);
+            return r == null || r.storedLength() != storedLength ? null : r.first().clone();
         }
     }
 
+    /** Remembers the first bytes of a file that opened with them (its key found, its header committed). */
     void rememberHeader(String location, long storedLength, byte[] first) {
         synchronized (headers) {
-            headers.put(new HeaderKey(location, storedLength), first.clone());
+            if (!closed) {
+                headers.put(location, new Remembered(storedLength, first.clone()));
+            }
         }
     }
 
-    void forgetHeader(String location, long storedLength) {
+    /** Forgets the first bytes of the file at {@code location}: written, deleted, or failed. */
+    void forgetHeader(String location) {
         synchronized (headers) {
-            headers.remove(new HeaderKey(location, storedLength));
+            headers.remove(location);
+        }
+    }
+
+    /** Forgets the first bytes of every file under {@code prefix} (deleted). */
+    void forgetHeaders(String prefix) {
+        synchronized (headers) {
+            headers.keySet().removeIf(location -> location.startsWith(prefix));
         }
     }
 

