@@ -203,10 +203,10 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
     /**
      * Encrypting: takes all of {@code inBuffer} and writes the header (first) and every chunk it
      * completes. Decrypting: takes all of {@code inBuffer} and writes the plaintext of every
-     * authenticated chunk that has an authenticated chunk after it.
+     * authenticated chunk that has an authenticated chunk after it; a failed check throws
+     * {@link StreamAuthenticationException}, undeclared (see the class comment).
      *
      * @throws ShortBufferException if {@code outBuffer} cannot hold that (nothing is consumed)
-     * @throws StreamAuthenticationException (undeclared) if a check fails while decrypting
      */
     @Override
     public int update(ByteBuffer inBuffer, ByteBuffer outBuffer) throws ShortBufferException {
@@ -236,11 +236,10 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
      * Ends the message. Encrypting: takes all of {@code inBuffer} and writes every chunk left,
      * then the final chunk. Decrypting: takes all of {@code inBuffer}, checks the final chunk and
      * writes the plaintext not written yet. The next call starts another message of the same key
-     * and IV, as a JCE cipher starts again after {@code doFinal}.
+     * and IV, as a JCE cipher starts again after {@code doFinal}. Decrypting, a truncated
+     * message or a failed check throws {@link StreamAuthenticationException}, undeclared.
      *
      * @throws ShortBufferException if {@code outBuffer} cannot hold that (nothing is consumed)
-     * @throws StreamAuthenticationException (undeclared) if the message is truncated or a check
-     *     fails while decrypting
      */
     @Override
     public int doFinal(ByteBuffer inBuffer, ByteBuffer outBuffer) throws ShortBufferException {

@@ -37,6 +37,9 @@ import javax.crypto.ShortBufferException;
  * {@link #close()} frees the cipher and zeroes the buffers and keys.
  */
 public final class GcmOpener implements AutoCloseable {
+    /** Chunks opened per engine call, at most; as {@link GcmSealer#BATCH}, through arrays. */
+    static final int BATCH = GcmSealer.BATCH;
+
     private final GcmStreams params;
     private AesKey inputKey;        // until the header is checked
     private AeadCipher cipher;      // from the header on
@@ -44,12 +47,11 @@ public final class GcmOpener implements AutoCloseable {
     private final byte[] nonce = new byte[NONCE_LENGTH];
     private final byte[] header = new byte[HEADER_LENGTH];
     private int headerLength;
-    private byte[] sealed;          // the chunk being gathered
+    private byte[] sealed;          // ciphertext gathered: up to BATCH chunks
     private int sealedLength;
-    private byte[] held;            // the last authenticated chunk, not yet released
-    private boolean hasHeld;
-    private byte[] spare;           // the next chunk is opened here, then swapped with held
-    private long nextChunk;         // the index of the chunk being gathered
+    private byte[] plain;           // the held chunk first, then the chunks opened after it
+    private boolean hasHeld;        // whether plain starts with the last authenticated chunk, not yet released
+    private long nextChunk;         // the index of the first chunk in sealed
     private StreamAuthenticationException failure;
     private boolean broken;         // an engine failure: the state is unknown
     private boolean finished;
@@ -150,9 +152,20 @@ public final class GcmOpener implements AutoCloseable {
                     : "only " + sealedLength + " bytes of chunk " + nextChunk + ", less than its 16-byte tag")
                     + " (after " + nextChunk * CHUNK_SIZE + " bytes of plaintext)", -1));
         }
-        int finalLength = sealedLength - TAG_LENGTH;
-        open(ByteBuffer.wrap(sealed, 0, sealedLength), out); // releases the chunk held before it
-        out.put(held, 0, finalLength);
+        if (nextChunk >= MAX_CHUNKS) {
+            throw fail(new StreamAuthenticationException("the message has more than 2^38 chunks, the format's limit:"
+                    + " it is not a valid message", -1));
+        }
+        int at = hasHeld ? CHUNK_SIZE : 0;
+        Cobblestone.chunkNonce(baseNonce, nextChunk, nonce);
+        int n;
+        try {
+            n = cipher.open(nonce, null, sealed, 0, sealedLength, plain, at);
+        } catch (AEADBadTagException e) {
+            throw fail(chunkFailed(nextChunk, e));
+        }
+        nextChunk++;
+        out.put(plain, 0, at + n); // the chunk held, then the final one
         hasHeld = false;
         sealedLength = 0;
         finished = true;
@@ -181,7 +194,7 @@ public final class GcmOpener implements AutoCloseable {
         if (cipher != null) {
             cipher.close();
         }
-        for (byte[] b : new byte[][] {sealed, held, spare, baseNonce}) {
+        for (byte[] b : new byte[][] {sealed, plain, baseNonce}) {
             if (b != null) {
                 Arrays.fill(b, (byte) 0);
             }
@@ -189,7 +202,7 @@ public final class GcmOpener implements AutoCloseable {
         hasHeld = false;
     }
 
-    /** Consumes {@code in}: the header, then chunks, each opened as soon as it is whole. */
+    /** Consumes {@code in}: the header, then chunks, opened a batch at a time as soon as they are whole. */
     private void gather(ByteBuffer in, ByteBuffer out) throws StreamAuthenticationException {
         if (cipher == null) {
             int n = Math.min(in.remaining(), HEADER_LENGTH - headerLength);
@@ -201,57 +214,43 @@ public final class GcmOpener implements AutoCloseable {
             checkHeader();
         }
         while (in.hasRemaining()) {
-            if (sealedLength == 0 && in.remaining() >= SEALED_CHUNK_SIZE) { // straight from the caller's buffer
-                int limit = in.limit();
-                in.limit(in.position() + SEALED_CHUNK_SIZE);
-                try {
-                    open(in, out);
-                } finally {
-                    in.limit(limit);
-                }
-                continue;
-            }
-            if (sealed == null) {
-                sealed = new byte[SEALED_CHUNK_SIZE];
-            }
-            int n = Math.min(in.remaining(), SEALED_CHUNK_SIZE - sealedLength);
+            int n = Math.min(in.remaining(), sealed.length - sealedLength);
             in.get(sealed, sealedLength, n);
             sealedLength += n;
-            if (sealedLength == SEALED_CHUNK_SIZE) { // a full chunk is never the final one: open it now
-                open(ByteBuffer.wrap(sealed), out);
-                sealedLength = 0;
+            int full = sealedLength / SEALED_CHUNK_SIZE;
+            if (full == BATCH || (full > 0 && !in.hasRemaining())) { // a full chunk is never the final one
+                openChunks(full, out);
             }
         }
     }
 
     /**
-     * Authenticates chunk {@code nextChunk}, all of {@code chunk}'s remaining bytes, into {@code
-     * spare}; on success releases the chunk held until now and holds this one instead.
+     * Authenticates the first {@code count} chunks gathered, behind the held chunk; on success
+     * releases every chunk but the last, which is held instead.
      */
-    private void open(ByteBuffer chunk, ByteBuffer out) throws StreamAuthenticationException {
-        if (nextChunk >= MAX_CHUNKS) {
+    private void openChunks(int count, ByteBuffer out) throws StreamAuthenticationException {
+        if (nextChunk + count > MAX_CHUNKS) {
             throw fail(new StreamAuthenticationException("the message has more than 2^38 chunks, the format's limit:"
                     + " it is not a valid message", -1));
         }
-        if (spare == null) {
-            spare = new byte[CHUNK_SIZE];
+        int at = hasHeld ? CHUNK_SIZE : 0;
+        int opened = cipher.openChunks(baseNonce, nextChunk, sealed, 0, count, plain, at);
+        if (opened < count) {
+            throw fail(chunkFailed(nextChunk + opened, null));
         }
-        Cobblestone.chunkNonce(baseNonce, nextChunk, nonce);
-        try {
-            cipher.open(nonce, null, chunk, ByteBuffer.wrap(spare));
-        } catch (AEADBadTagException e) {
-            throw fail(new StreamAuthenticationException("chunk " + nextChunk + " (plaintext bytes from "
-                    + nextChunk * CHUNK_SIZE + ") failed authentication: the ciphertext was modified, truncated or"
-                    + " reordered", nextChunk, e));
-        }
-        nextChunk++;
-        if (hasHeld) {
-            out.put(held, 0, CHUNK_SIZE);
-        }
-        byte[] opened = spare;
-        spare = held;
-        held = opened;
+        nextChunk += count;
+        int last = at + (count - 1) * CHUNK_SIZE;
+        out.put(plain, 0, last);
+        System.arraycopy(plain, last, plain, 0, CHUNK_SIZE);
         hasHeld = true;
+        int rest = sealedLength - count * SEALED_CHUNK_SIZE;
+        System.arraycopy(sealed, count * SEALED_CHUNK_SIZE, sealed, 0, rest);
+        sealedLength = rest;
+    }
+
+    private static StreamAuthenticationException chunkFailed(long chunk, Throwable cause) {
+        return new StreamAuthenticationException("chunk " + chunk + " (plaintext bytes from " + chunk * CHUNK_SIZE
+                + ") failed authentication: the ciphertext was modified, truncated or reordered", chunk, cause);
     }
 
     private void checkHeader() throws StreamAuthenticationException {
@@ -264,6 +263,8 @@ public final class GcmOpener implements AutoCloseable {
             }
             cipher = params.newCipher(keys.key);
             baseNonce = keys.baseNonce.clone();
+            sealed = new byte[BATCH * SEALED_CHUNK_SIZE];
+            plain = new byte[(BATCH + 1) * CHUNK_SIZE];
         } finally {
             keys.destroy();
             inputKey.destroy();
@@ -287,10 +288,10 @@ public final class GcmOpener implements AutoCloseable {
 
     private StreamAuthenticationException fail(StreamAuthenticationException e) {
         failure = e;
-        if (hasHeld) {
-            Arrays.fill(held, (byte) 0);
-            hasHeld = false;
+        if (plain != null) {
+            Arrays.fill(plain, (byte) 0);
         }
+        hasHeld = false;
         return e;
     }
 

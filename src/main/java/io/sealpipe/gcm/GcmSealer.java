@@ -31,12 +31,20 @@ import javax.crypto.ShortBufferException;
  * buffers.
  */
 public final class GcmSealer implements AutoCloseable {
+    /**
+     * Chunks sealed per engine call, at most. The input is gathered in an array first and the
+     * sealed chunks go out through another: the engines' array calls are their fast ones (accp,
+     * through JCE, is slow on the direct buffers that Commons Crypto's streams pass).
+     */
+    static final int BATCH = 2;
+
     private final AeadCipher cipher;
     private final byte[] baseNonce;
     private final byte[] nonce = new byte[NONCE_LENGTH];
-    private byte[] header; // salt and commitment, until written; then null
-    private byte[] plain;  // the chunk being filled, made when a partial chunk first needs it
+    private byte[] header;  // salt and commitment, until written; then null
+    private byte[] plain;   // plaintext gathered: up to BATCH chunks; made at the first input
     private int plainLength;
+    private byte[] sealed;  // a batch of sealed chunks on its way to the output
     private long nextChunk;
     private boolean finished;
     private boolean failed;
@@ -127,8 +135,13 @@ public final class GcmSealer implements AutoCloseable {
             int start = out.position();
             writeHeader(out);
             seal(in, out);
+            if (plain == null) {
+                plain = new byte[0];
+                sealed = new byte[TAG_LENGTH];
+            }
             Cobblestone.chunkNonce(baseNonce, nextChunk, nonce);
-            cipher.seal(nonce, null, ByteBuffer.wrap(plain == null ? new byte[0] : plain, 0, plainLength), out);
+            int n = cipher.seal(nonce, null, plain, 0, plainLength, sealed, 0);
+            out.put(sealed, 0, n);
             nextChunk++;
             plainLength = 0;
             finished = true;
@@ -156,6 +169,7 @@ public final class GcmSealer implements AutoCloseable {
             cipher.close();
             if (plain != null) {
                 Arrays.fill(plain, (byte) 0);
+                Arrays.fill(sealed, (byte) 0);
             }
             Arrays.fill(baseNonce, (byte) 0);
             Arrays.fill(nonce, (byte) 0);
@@ -171,39 +185,33 @@ public final class GcmSealer implements AutoCloseable {
         }
     }
 
-    /** Whole chunks straight from {@code in}; the rest through {@code plain}. */
+    /** Gathers {@code in} and seals every full chunk, a batch at a time; a partial chunk stays. */
     private void seal(ByteBuffer in, ByteBuffer out) {
         while (in.hasRemaining()) {
-            if (plainLength == 0 && in.remaining() >= CHUNK_SIZE) {
-                int limit = in.limit();
-                in.limit(in.position() + CHUNK_SIZE);
-                try {
-                    sealChunk(in, out);
-                } finally {
-                    in.limit(limit);
-                }
-                continue;
-            }
             if (plain == null) {
-                plain = new byte[CHUNK_SIZE];
+                plain = new byte[BATCH * CHUNK_SIZE];
+                sealed = new byte[BATCH * SEALED_CHUNK_SIZE];
             }
-            int n = Math.min(in.remaining(), CHUNK_SIZE - plainLength);
+            int n = Math.min(in.remaining(), plain.length - plainLength);
             in.get(plain, plainLength, n);
             plainLength += n;
-            if (plainLength == CHUNK_SIZE) { // a full chunk is never the final one: seal it now
-                sealChunk(ByteBuffer.wrap(plain), out);
-                plainLength = 0;
+            int full = plainLength / CHUNK_SIZE;
+            if (full == BATCH || (full > 0 && !in.hasRemaining())) { // a full chunk is never the final one
+                sealChunks(full, out);
             }
         }
     }
 
-    private void sealChunk(ByteBuffer chunk, ByteBuffer out) {
-        if (nextChunk >= MAX_CHUNKS - 1) { // keep an index for the final chunk
+    private void sealChunks(int count, ByteBuffer out) {
+        if (nextChunk > MAX_CHUNKS - count - 1) { // keep an index for the final chunk
             throw new IllegalArgumentException("message too long: the format allows at most 2^38 chunks (4 PiB)");
         }
-        Cobblestone.chunkNonce(baseNonce, nextChunk, nonce);
-        cipher.seal(nonce, null, chunk, out);
-        nextChunk++;
+        cipher.sealChunks(baseNonce, nextChunk, plain, 0, count, sealed, 0);
+        nextChunk += count;
+        out.put(sealed, 0, count * SEALED_CHUNK_SIZE);
+        int rest = plainLength - count * CHUNK_SIZE;
+        System.arraycopy(plain, count * CHUNK_SIZE, plain, 0, rest);
+        plainLength = rest;
     }
 
     private void checkUsable(ByteBuffer in, ByteBuffer out) {
