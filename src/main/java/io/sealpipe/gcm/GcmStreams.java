@@ -136,6 +136,30 @@ public final class GcmStreams implements Destroyable {
     }
 
     /**
+     * Encrypts a new message (with a fresh random salt) from buffers the caller hands over, into
+     * buffers it hands over: for adapters such as a Commons Crypto cipher. The bytes are those
+     * of {@link #encrypt(OutputStream)}; parallelism does not apply.
+     *
+     * @return the sealer, for one thread at a time; {@link GcmSealer#finish} ends the message
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
+     */
+    public GcmSealer sealer() {
+        return new GcmSealer(this);
+    }
+
+    /**
+     * Decrypts and verifies one message from buffers the caller hands over, into buffers it
+     * hands over, holding back the last authenticated chunk until the input ends (see {@link
+     * GcmOpener}).
+     *
+     * @return the opener, for one thread at a time
+     * @throws IllegalStateException if this instance was {@link #destroy() destroyed}
+     */
+    public GcmOpener opener() {
+        return new GcmOpener(this);
+    }
+
+    /**
      * Decrypts and verifies {@code in} as it is read, from its current position to its end.
      * Nothing is read until the first read; a wrong key or context fails there.
      *
