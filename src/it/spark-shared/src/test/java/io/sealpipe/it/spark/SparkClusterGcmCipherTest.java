@@ -570,7 +570,8 @@ class SparkClusterGcmCipherTest {
             if (result == null) {
                 return "job failed: " + firstLine(jobFailure);
             }
-            String what = result.equals(expected) ? "the untampered result" : "ANOTHER result";
+            String what = result.equals(expected) ? "the untampered result"
+                    : "ANOTHER result (partition:records:hash " + result + ", untampered " + expected + ")";
             if (fetchFailures > 0) {
                 return fetchFailures + " fetch failure(s), " + resubmittedStages + " stage(s) submitted again, then "
                         + what + "; first failure: " + firstLine(failures.get(0));
