@@ -9,6 +9,7 @@ import com.codahale.metrics.Meter;
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.commons.SealpipeChunkedGcmCipher;
 import io.sealpipe.commons.SealpipeCryptoCipher;
+import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.File;
@@ -17,25 +18,28 @@ import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
-import java.util.HexFormat;
-import java.security.MessageDigest;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.apache.spark.FetchFailed;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
@@ -57,12 +61,12 @@ import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
-import org.apache.spark.unsafe.hash.Murmur3_x86_32;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockStatus;
 import org.apache.spark.storage.BroadcastBlockId;
 import org.apache.spark.storage.RDDInfo;
 import org.apache.spark.storage.StorageLevel;
+import org.apache.spark.unsafe.hash.Murmur3_x86_32;
 import org.apache.spark.util.collection.ExternalSorter;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -306,7 +310,11 @@ class SparkClusterGcmCipherTest {
             try {
                 return new ShuffleService(transport, handler, transport.createServer("127.0.0.1", 0, List.of()));
             } catch (RuntimeException e) {
-                transport.close();
+                try {
+                    handler.close();
+                } finally {
+                    transport.close();
+                }
                 throw e;
             }
         }
@@ -609,7 +617,7 @@ class SparkClusterGcmCipherTest {
         public void onTaskEnd(SparkListenerTaskEnd taskEnd) {
             if (taskEnd.reason() instanceof TaskFailedReason failed) {
                 failures.add(failed.toErrorString());
-                if (failed instanceof org.apache.spark.FetchFailed) {
+                if (failed instanceof FetchFailed) {
                     fetchFailures.incrementAndGet();
                 }
             }
@@ -677,7 +685,7 @@ class SparkClusterGcmCipherTest {
                     tampered = out.get(0);
                     result = out.subList(1, out.size());
                 } else {
-                    tampered = "the spill file's first batch";
+                    tampered = "the first batch of a spill file as " + expected.get(0);
                 }
                 expected = expected.subList(1, expected.size());
             }
@@ -715,7 +723,7 @@ class SparkClusterGcmCipherTest {
         Path file = data.get(0);
         // The index is in the subdirectory its own name hashes to.
         String indexName = file.getFileName().toString().replace(".data", ".index");
-        List<Path> indexes = files(local, java.util.regex.Pattern.quote(indexName));
+        List<Path> indexes = files(local, Pattern.quote(indexName));
         assertEquals(1, indexes.size(), () -> indexName + ": " + indexes);
         Path index = indexes.get(0);
         long[] offsets = readIndex(index);
@@ -807,7 +815,7 @@ class SparkClusterGcmCipherTest {
     static long[] readIndex(Path index) throws IOException {
         byte[] bytes = Files.readAllBytes(index);
         long[] offsets = new long[bytes.length / 8];
-        try (DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(bytes))) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
             for (int i = 0; i < offsets.length; i++) {
                 offsets[i] = in.readLong();
             }
@@ -854,7 +862,7 @@ class SparkClusterGcmCipherTest {
                 throw new IllegalStateException("no spill file under " + Arrays.toString(localDirs));
             }
             // Memory can make the sorter spill before SPILL_THRESHOLD records too: the largest file.
-            spills.sort(java.util.Comparator.comparingLong(p -> p.toFile().length()));
+            spills.sort(Comparator.comparingLong(p -> p.toFile().length()));
             Path spill = spills.get(spills.size() - 1);
             String what = spill.getFileName() + " (" + Files.size(spill) + " bytes, " + spills.size()
                     + " spill file(s))";
