@@ -357,8 +357,12 @@ unpin:
         sp_throw_openssl(env, "java/lang/IllegalStateException", "AES-GCM operation failed");
         return -1;
     case BAD_TAG:
-        sp_throw_openssl(env, "javax/crypto/AEADBadTagException",
-                         "AES-GCM authentication failed: tag mismatch");
+        /* A bad tag queues no error of its own: an entry in the queue is another caller's (a
+         * library that failed to load something in this thread), not a reason to report. */
+        if (sp_crypto->ERR_clear_error != NULL) {
+            sp_crypto->ERR_clear_error();
+        }
+        sp_throw(env, "javax/crypto/AEADBadTagException", "AES-GCM authentication failed: tag mismatch");
         return -1;
     case DONE:
         break;

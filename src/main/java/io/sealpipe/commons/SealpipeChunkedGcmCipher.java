@@ -2,6 +2,7 @@ package io.sealpipe.commons;
 
 import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.engine.CryptoEngine;
+import io.sealpipe.engine.Engines;
 import io.sealpipe.gcm.GcmOpener;
 import io.sealpipe.gcm.GcmSealer;
 import io.sealpipe.gcm.GcmStreams;
@@ -30,7 +31,8 @@ import org.apache.commons.crypto.cipher.CryptoCipher;
  * Spark encrypts (shuffle and spill files, cached and broadcast blocks) as one
  * c2sp.org/chunked-encryption message of AES-GCM chunks, on the engine {@code auto} chooses for
  * GCM. A reader of a modified, reordered, truncated or extended stream gets {@link
- * StreamAuthenticationException} (an {@code IOException}), never a byte of it. docs/FORMAT.md
+ * StreamAuthenticationException} (an {@code IOException}), and never a byte that was not
+ * authenticated (the authenticated chunks before the damage may come first). docs/FORMAT.md
  * gives the format byte by byte, docs/spark.md how to turn it on and what it protects.
  *
  * <p>Per stream: Spark writes its random 16-byte IV before the stream, and passes its key and
@@ -49,13 +51,21 @@ import org.apache.commons.crypto.cipher.CryptoCipher;
  * their buffers (in: the buffer size; out: twice it) hold what each call writes. That needs a
  * buffer of at least {@value #MIN_BUFFER_SIZE} bytes: the constructor sets {@code
  * commons.crypto.stream.buffer.size} to that when it is not set (Commons Crypto's streams read it
- * after they made the cipher), and refuses a smaller one.
+ * after they made the cipher), and refuses a smaller one. A stream made by one of their
+ * protected constructors takes its buffer size as given: give it at least {@link
+ * #getBlockSize()} (below that, its input buffer has no room: writing then fails here, and
+ * reading would wait forever without calling the cipher).
  *
  * <p><b>Errors:</b> {@code update} and {@code doFinal} throw {@link StreamAuthenticationException}
  * when a check fails, <b>though their signatures do not declare it</b>: Commons Crypto's streams
  * then throw it from {@code read} as it is (they wrap only the checked exceptions they catch).
- * After a failure, every call but {@code init} and {@code close} throws it again. Not
- * thread-safe; {@code close()} frees the engine's context and zeroes the keys.
+ * After any failure, every call but {@code init} and {@code close} throws again, and the keys are
+ * zeroed: a stream whose writing failed is never finished, so its {@code close()} fails and
+ * leaves a message every reader rejects as truncated. <b>Discard a {@code CryptoInputStream}
+ * after any {@code IOException}</b>: its {@code skip} clears its output buffer before it reads,
+ * so after its input failed there, a later read could return stale bytes (Spark never reads
+ * such a stream again). Not thread-safe; {@code doFinal} and {@code close()} free the engine's
+ * context and zero the keys.
  */
 @SuppressWarnings("exports") // Commons Crypto's types in this API: module-info.java says why they are not "requires transitive"
 public final class SealpipeChunkedGcmCipher implements CryptoCipher {
@@ -75,11 +85,13 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
 
     private final String transformation;
     private final int bufferSize;
-    private final CryptoEngine engine; // null: the engine of GcmStreams' default (auto)
-    private GcmStreams streams;        // the key and context of the last init; null before
+    private final CryptoEngine engine;
+    private GcmStreams streams;        // the key and context of the last init, until its message ends
     private boolean encrypting;
     private GcmSealer sealer;          // the message being written or read: made at the first call after init
     private GcmOpener opener;
+    private boolean ended;             // doFinal completed the message of the last init
+    private Throwable failure;         // what a call threw: every later call throws again
     private boolean closed;
 
     /**
@@ -107,19 +119,19 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
         }
         this.transformation = transformation;
         this.bufferSize = bufferSize(Objects.requireNonNull(props, "props"));
-        this.engine = engine;
+        this.engine = engine != null ? engine : Engines.auto();
     }
 
     /** The buffer size the streams will read from {@code props}, set to the minimum when absent. */
     private static int bufferSize(Properties props) {
         String value = props.getProperty(BUFFER_SIZE_KEY);
-        if (value == null) {
+        if (value == null || value.isEmpty()) { // Commons Crypto's streams take an empty value as unset too
             props.setProperty(BUFFER_SIZE_KEY, Integer.toString(MIN_BUFFER_SIZE));
             return MIN_BUFFER_SIZE;
         }
         int size;
         try {
-            size = Integer.parseInt(value.trim());
+            size = Integer.parseInt(value); // as Commons Crypto's streams parse it
         } catch (NumberFormatException e) {
             size = -1;
         }
@@ -187,14 +199,13 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
             checkOpen();
             byte[] context = Arrays.copyOf(CONTEXT_LABEL, CONTEXT_LABEL.length + IV_LENGTH);
             System.arraycopy(iv, 0, context, CONTEXT_LABEL.length, IV_LENGTH);
-            GcmStreams.Builder builder = GcmStreams.builder().key(raw).context(context);
-            if (engine != null) {
-                builder.engine(engine);
-            }
-            GcmStreams fresh = builder.build();
+            // With the engine and parallelism given, build() has nothing left that can fail.
+            GcmStreams fresh = GcmStreams.builder().key(raw).context(context).engine(engine).parallelism(1).build();
             release();
             streams = fresh;
             encrypting = mode == Cipher.ENCRYPT_MODE;
+            ended = false;
+            failure = null;
         } finally {
             Arrays.fill(raw, (byte) 0);
         }
@@ -211,16 +222,17 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
     @Override
     public int update(ByteBuffer inBuffer, ByteBuffer outBuffer) throws ShortBufferException {
         checkBuffers(inBuffer, outBuffer);
-        if (inBuffer.capacity() == 0 && outBuffer.capacity() <= bufferSize) {
-            // A Commons Crypto stream made with a buffer smaller than getBlockSize(): its input
-            // buffer has no room, and its write would call update with nothing, forever.
-            throw new ShortBufferException("the stream's buffer is smaller than this cipher needs: set "
-                    + SPARK_BUFFER_SIZE_KEY + " (" + BUFFER_SIZE_KEY + ") to " + bufferSize + " or more");
-        }
         try {
+            if (inBuffer.capacity() == 0 && outBuffer.capacity() == bufferSize) {
+                // A Commons Crypto stream made (by a protected constructor) with a buffer smaller
+                // than getBlockSize(): its input buffer has no room, and its write would call
+                // update with nothing, forever.
+                throw new ShortBufferException("the stream's buffer is smaller than this cipher needs: set "
+                        + SPARK_BUFFER_SIZE_KEY + " (" + BUFFER_SIZE_KEY + ") to " + bufferSize + " or more");
+            }
             return encrypting ? sealer().update(inBuffer, outBuffer) : opener().update(inBuffer, outBuffer);
-        } catch (StreamAuthenticationException e) {
-            throw failed(e, inBuffer, outBuffer);
+        } catch (Throwable t) {
+            throw fail(t, inBuffer, outBuffer);
         }
     }
 
@@ -229,15 +241,21 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
     public int update(byte[] input, int inputOffset, int inputLen, byte[] output, int outputOffset)
             throws ShortBufferException {
         checkArrays(input, inputOffset, inputLen, output, outputOffset);
-        return update(inputOf(input, inputOffset, inputLen, output), ByteBuffer.wrap(output).position(outputOffset));
+        ByteBuffer in = inputOf(input, inputOffset, inputLen, output);
+        try {
+            return update(in, ByteBuffer.wrap(output).position(outputOffset));
+        } finally {
+            wipeCopy(in, input);
+        }
     }
 
     /**
      * Ends the message. Encrypting: takes all of {@code inBuffer} and writes every chunk left,
      * then the final chunk. Decrypting: takes all of {@code inBuffer}, checks the final chunk and
-     * writes the plaintext not written yet. The next call starts another message of the same key
-     * and IV, as a JCE cipher starts again after {@code doFinal}. Decrypting, a truncated
-     * message or a failed check throws {@link StreamAuthenticationException}, undeclared.
+     * writes the plaintext not written yet. The keys are then zeroed: another message needs
+     * {@code init} again (unlike a JCE cipher, which starts over with the same key and IV).
+     * Decrypting, a truncated message or a failed check throws {@link
+     * StreamAuthenticationException}, undeclared.
      *
      * @throws ShortBufferException if {@code outBuffer} cannot hold that (nothing is consumed)
      */
@@ -246,10 +264,11 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
         checkBuffers(inBuffer, outBuffer);
         try {
             int n = encrypting ? sealer().finish(inBuffer, outBuffer) : opener().finish(inBuffer, outBuffer);
-            endMessage();
+            release();
+            ended = true;
             return n;
-        } catch (StreamAuthenticationException e) {
-            throw failed(e, inBuffer, outBuffer);
+        } catch (Throwable t) {
+            throw fail(t, inBuffer, outBuffer);
         }
     }
 
@@ -258,7 +277,12 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
     public int doFinal(byte[] input, int inputOffset, int inputLen, byte[] output, int outputOffset)
             throws ShortBufferException {
         checkArrays(input, inputOffset, inputLen, output, outputOffset);
-        return doFinal(inputOf(input, inputOffset, inputLen, output), ByteBuffer.wrap(output).position(outputOffset));
+        ByteBuffer in = inputOf(input, inputOffset, inputLen, output);
+        try {
+            return doFinal(in, ByteBuffer.wrap(output).position(outputOffset));
+        } finally {
+            wipeCopy(in, input);
+        }
     }
 
     /** Frees the engine's context and zeroes the keys; idempotent. Every later call fails. */
@@ -289,8 +313,8 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
         return opener;
     }
 
-    /** The message ended: the next call starts another under the same key and IV. */
-    private void endMessage() {
+    /** Frees the message's cipher and zeroes its keys and this cipher's copy of the input key. */
+    private void release() {
         if (sealer != null) {
             sealer.close();
             sealer = null;
@@ -299,10 +323,6 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
             opener.close();
             opener = null;
         }
-    }
-
-    private void release() {
-        endMessage();
         if (streams != null) {
             streams.destroy();
             streams = null;
@@ -318,6 +338,12 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
     /** The checks of {@link Cipher#update(ByteBuffer, ByteBuffer)}, in its order. */
     private void checkBuffers(ByteBuffer in, ByteBuffer out) throws ShortBufferException {
         checkOpen();
+        if (failure != null) {
+            throw again(in, out);
+        }
+        if (ended) {
+            throw new IllegalStateException("the message is complete: init the cipher again for another");
+        }
         if (streams == null) {
             throw new IllegalStateException("Cipher not initialized");
         }
@@ -335,9 +361,6 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
 
     private void checkArrays(byte[] input, int inputOffset, int inputLen, byte[] output, int outputOffset) {
         checkOpen();
-        if (streams == null) {
-            throw new IllegalStateException("Cipher not initialized");
-        }
         if (input == null || inputOffset < 0 || inputLen < 0 || inputLen > input.length - inputOffset
                 || output == null || outputOffset < 0 || outputOffset > output.length) {
             throw new IllegalArgumentException("Bad arguments");
@@ -351,18 +374,53 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
     }
 
     /**
-     * Throws {@code e}, leaving the buffers so that Commons Crypto's input stream fails again on
-     * a later read, rather than returning stale bytes or looping. That stream clears its output
-     * buffer before each call and flips it only after a call that returned, so a later read
-     * would return whatever the buffer held: its limit goes to its position, and nothing is
-     * left to read. It clears its input buffer only after a call that returned, so a later read
-     * would find no room to read into, and would ask again forever: the input buffer is cleared,
-     * the stream reads more (or the end), and this cipher throws {@code e} again.
+     * Records the first failure of a call, zeroes the keys, and returns it to throw; every later
+     * call but {@code init} and {@code close} throws it again ({@link #again}). A message whose
+     * writing failed is thus never finished: a stream's {@code close()}, which calls {@code
+     * doFinal}, fails too, and leaves a message that every reader rejects as truncated.
      */
-    private static RuntimeException failed(StreamAuthenticationException e, ByteBuffer in, ByteBuffer out) {
-        out.limit(out.position());
-        in.clear();
-        return sneaky(e);
+    private RuntimeException fail(Throwable t, ByteBuffer in, ByteBuffer out) throws ShortBufferException {
+        failure = t;
+        release();
+        leaveNothingToRead(in, out);
+        if (t instanceof ShortBufferException e) {
+            throw e;
+        }
+        return sneaky(t);
+    }
+
+    /** The recorded failure again: itself if it is an authentication failure, else an IOException naming it. */
+    private RuntimeException again(ByteBuffer in, ByteBuffer out) {
+        if (in != null && out != null) {
+            leaveNothingToRead(in, out);
+        }
+        if (failure instanceof StreamAuthenticationException e) {
+            return sneaky(e);
+        }
+        return sneaky(new java.io.IOException("sealpipe's chunked GCM cipher failed earlier in this stream ("
+                + failure + "), so the stream cannot go on", failure));
+    }
+
+    /**
+     * Decrypting, leaves the buffers so that Commons Crypto's input stream fails again on a later
+     * read, rather than returning stale bytes or looping. That stream clears its output buffer
+     * before each call and flips it only after a call that returned, so a later read would
+     * return whatever the buffer held: its limit goes to its position, and nothing is left to
+     * read. It clears its input buffer only after a call that returned, so a later read would
+     * find no room to read into, and would ask again forever: the input buffer is cleared, the
+     * stream reads more (or the end), and this cipher throws again.
+     */
+    private void leaveNothingToRead(ByteBuffer in, ByteBuffer out) {
+        if (!encrypting) {
+            out.limit(out.position());
+            in.clear();
+        }
+    }
+
+    private static void wipeCopy(ByteBuffer in, byte[] input) {
+        if (in.array() != input) {
+            Arrays.fill(in.array(), (byte) 0);
+        }
     }
 
     /** Throws a checked exception that the signature does not declare (see the class comment). */

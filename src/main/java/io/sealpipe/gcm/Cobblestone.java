@@ -1,5 +1,6 @@
 package io.sealpipe.gcm;
 
+import io.sealpipe.StreamAuthenticationException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -177,6 +178,44 @@ final class Cobblestone {
         for (int i = 0; i < 8; i++) {
             out[NONCE_LENGTH - 1 - i] ^= (byte) (index >>> (8 * i));
         }
+    }
+
+    // The failures every reader of the format reports, in one wording.
+
+    /** The ciphertext ends inside the header. */
+    static StreamAuthenticationException shortHeader(long available) {
+        return new StreamAuthenticationException("truncated message: " + available + " bytes, shorter than the "
+                + HEADER_LENGTH + "-byte header (salt and key commitment)", -1);
+    }
+
+    /** The commitment recomputed from the salt, key and context differs from the stored one. */
+    static StreamAuthenticationException commitmentMismatch() {
+        return new StreamAuthenticationException("the key commitment does not match: wrong key or context, or a"
+                + " modified header; no chunk was decrypted", -1);
+    }
+
+    /** Chunk {@code chunk}'s tag did not verify; {@code cause} may be null. */
+    static StreamAuthenticationException chunkFailed(long chunk, Throwable cause) {
+        return new StreamAuthenticationException("chunk " + chunk + " (plaintext bytes from " + chunk * CHUNK_SIZE
+                + ") failed authentication: the ciphertext was modified, truncated or reordered", chunk, cause);
+    }
+
+    /**
+     * The ciphertext ends where chunk {@code chunk} should be the final one: right after a full
+     * chunk ({@code available} 0), or with fewer bytes than a tag.
+     */
+    static StreamAuthenticationException missingEnd(long chunk, int available) {
+        String where = available > 0 ? "only " + available + " bytes of chunk " + chunk + ", less than its 16-byte tag"
+                : chunk == 0 ? "it ends after its header, so the final chunk is missing"
+                : "it ends with a full chunk (chunk " + (chunk - 1) + "), so its short final chunk is missing";
+        return new StreamAuthenticationException("truncated message: " + where
+                + " (after " + chunk * CHUNK_SIZE + " bytes of plaintext)", -1);
+    }
+
+    /** Full chunks would leave no index below 2^38 for the final chunk. */
+    static StreamAuthenticationException tooManyChunks() {
+        return new StreamAuthenticationException("the message has more than 2^38 chunks, the format's limit: it is"
+                + " not a valid message", -1);
     }
 
     /** Offset of chunk {@code index} in the ciphertext (after the header). */

@@ -373,8 +373,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             // Ciphertext follows these full chunks, so none of them is the final chunk.
             int count = Math.min(maxChunks, (available - 1) / SEALED_CHUNK_SIZE);
             if (nextChunk + count >= MAX_CHUNKS) {
-                throw state.fail(new StreamAuthenticationException("the message has more than 2^38 chunks, the format's limit:"
-                        + " it is not a valid message", -1));
+                throw state.fail(Cobblestone.tooManyChunks());
             }
             int opened;
             if (job != null && count > 1) {
@@ -397,14 +396,10 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         }
         // The ciphertext ends within the next sealed chunk: that is the final chunk.
         if (available == SEALED_CHUNK_SIZE) {
-            throw state.fail(new StreamAuthenticationException("truncated message: it ends with a full chunk (chunk "
-                    + nextChunk + "), so its short final chunk is missing", -1));
+            throw state.fail(Cobblestone.missingEnd(nextChunk + 1, 0));
         }
         if (available < TAG_LENGTH) {
-            throw state.fail(new StreamAuthenticationException("truncated message: "
-                    + (available == 0 ? "the final chunk is missing" : "only " + available + " bytes of chunk "
-                    + nextChunk + ", less than its 16-byte tag") + " (after " + nextChunk * CHUNK_SIZE
-                    + " bytes of plaintext)", -1));
+            throw state.fail(Cobblestone.missingEnd(nextChunk, available));
         }
         Cobblestone.chunkNonce(baseNonce, nextChunk, nonce);
         int n;
@@ -646,8 +641,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
     }
 
     private StreamAuthenticationException chunkFailed(long chunk) {
-        return new StreamAuthenticationException("chunk " + chunk + " (plaintext bytes from " + chunk * CHUNK_SIZE
-                + ") failed authentication: the ciphertext was modified, truncated or reordered", chunk);
+        return Cobblestone.chunkFailed(chunk, null);
     }
 
     /**
@@ -731,8 +725,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
         }
         int available = readSealed(HEADER_LENGTH);
         if (available < HEADER_LENGTH) {
-            throw state.fail(new StreamAuthenticationException("truncated message: " + available + " bytes, shorter than the "
-                    + HEADER_LENGTH + "-byte header (salt and key commitment)", -1));
+            throw state.fail(Cobblestone.shortHeader(available));
         }
         byte[] header = new byte[HEADER_LENGTH];
         if (memory != null) {
@@ -751,8 +744,7 @@ public final class GcmInputStream extends InputStream implements ReadableByteCha
             }
             try {
                 if (!keys.commitmentMatches(header, SALT_LENGTH)) {
-                    throw state.fail(new StreamAuthenticationException("the key commitment does not match: wrong key or"
-                            + " context, or a modified header; no chunk was decrypted", -1));
+                    throw state.fail(Cobblestone.commitmentMismatch());
                 }
                 cipher = params.newCipher(keys.key);
                 baseNonce = keys.baseNonce.clone();

@@ -143,18 +143,13 @@ public final class GcmOpener implements AutoCloseable {
     private int finish(ByteBuffer in, ByteBuffer out, int start) throws StreamAuthenticationException {
         gather(in, out);
         if (cipher == null) {
-            throw fail(new StreamAuthenticationException("truncated message: " + headerLength + " bytes, shorter than the "
-                    + HEADER_LENGTH + "-byte header (salt and key commitment)", -1));
+            throw fail(Cobblestone.shortHeader(headerLength));
         }
         if (sealedLength < TAG_LENGTH) {
-            throw fail(new StreamAuthenticationException("truncated message: " + (sealedLength == 0
-                    ? "it ends with a full chunk (chunk " + (nextChunk - 1) + "), so its short final chunk is missing"
-                    : "only " + sealedLength + " bytes of chunk " + nextChunk + ", less than its 16-byte tag")
-                    + " (after " + nextChunk * CHUNK_SIZE + " bytes of plaintext)", -1));
+            throw fail(Cobblestone.missingEnd(nextChunk, sealedLength));
         }
         if (nextChunk >= MAX_CHUNKS) {
-            throw fail(new StreamAuthenticationException("the message has more than 2^38 chunks, the format's limit:"
-                    + " it is not a valid message", -1));
+            throw fail(Cobblestone.tooManyChunks());
         }
         int at = hasHeld ? CHUNK_SIZE : 0;
         Cobblestone.chunkNonce(baseNonce, nextChunk, nonce);
@@ -162,7 +157,7 @@ public final class GcmOpener implements AutoCloseable {
         try {
             n = cipher.open(nonce, null, sealed, 0, sealedLength, plain, at);
         } catch (AEADBadTagException e) {
-            throw fail(chunkFailed(nextChunk, e));
+            throw fail(Cobblestone.chunkFailed(nextChunk, e));
         }
         nextChunk++;
         out.put(plain, 0, at + n); // the chunk held, then the final one
@@ -229,14 +224,13 @@ public final class GcmOpener implements AutoCloseable {
      * releases every chunk but the last, which is held instead.
      */
     private void openChunks(int count, ByteBuffer out) throws StreamAuthenticationException {
-        if (nextChunk + count > MAX_CHUNKS) {
-            throw fail(new StreamAuthenticationException("the message has more than 2^38 chunks, the format's limit:"
-                    + " it is not a valid message", -1));
+        if (nextChunk + count >= MAX_CHUNKS) { // full chunks are never the final one: another must follow
+            throw fail(Cobblestone.tooManyChunks());
         }
         int at = hasHeld ? CHUNK_SIZE : 0;
         int opened = cipher.openChunks(baseNonce, nextChunk, sealed, 0, count, plain, at);
         if (opened < count) {
-            throw fail(chunkFailed(nextChunk + opened, null));
+            throw fail(Cobblestone.chunkFailed(nextChunk + opened, null));
         }
         nextChunk += count;
         int last = at + (count - 1) * CHUNK_SIZE;
@@ -248,18 +242,12 @@ public final class GcmOpener implements AutoCloseable {
         sealedLength = rest;
     }
 
-    private static StreamAuthenticationException chunkFailed(long chunk, Throwable cause) {
-        return new StreamAuthenticationException("chunk " + chunk + " (plaintext bytes from " + chunk * CHUNK_SIZE
-                + ") failed authentication: the ciphertext was modified, truncated or reordered", chunk, cause);
-    }
-
     private void checkHeader() throws StreamAuthenticationException {
         byte[] salt = Arrays.copyOfRange(header, 0, SALT_LENGTH);
         Cobblestone.MessageKeys keys = params.derive(inputKey, salt);
         try {
             if (!keys.commitmentMatches(header, SALT_LENGTH)) {
-                throw fail(new StreamAuthenticationException("the key commitment does not match: wrong key or"
-                        + " context, or a modified header; no chunk was decrypted", -1));
+                throw fail(Cobblestone.commitmentMismatch());
             }
             cipher = params.newCipher(keys.key);
             baseNonce = keys.baseNonce.clone();

@@ -98,14 +98,12 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
         byte[] header = new byte[HEADER_LENGTH];
         int got = ciphertextLength < HEADER_LENGTH ? (int) ciphertextLength : source.readNext(0, ByteBuffer.wrap(header));
         if (got < HEADER_LENGTH) {
-            throw new StreamAuthenticationException("truncated message: " + got + " bytes, shorter than the "
-                    + HEADER_LENGTH + "-byte header (salt and key commitment)", -1);
+            throw Cobblestone.shortHeader(got);
         }
         Cobblestone.MessageKeys keys = params.derive(Arrays.copyOf(header, SALT_LENGTH));
         try {
             if (!keys.commitmentMatches(header, SALT_LENGTH)) {
-                throw new StreamAuthenticationException("the key commitment does not match: wrong key or context,"
-                        + " or a modified header; no chunk was decrypted", -1);
+                throw Cobblestone.commitmentMismatch();
             }
             this.messageKey = keys.key.clone();
             this.baseNonce = keys.baseNonce.clone();
@@ -337,8 +335,7 @@ public final class GcmSeekableChannel implements SeekableByteChannel {
     }
 
     private static StreamAuthenticationException failed(long index, AEADBadTagException cause) {
-        return new StreamAuthenticationException("chunk " + index + " (plaintext bytes from " + index * CHUNK_SIZE
-                + ") failed authentication: the ciphertext was modified, truncated or reordered", index, cause);
+        return Cobblestone.chunkFailed(index, cause);
     }
 
     /**

@@ -3,7 +3,7 @@
  * 16 KiB chunks, each sealed with its own tag, behind a salt and a key commitment, so that no
  * reader returns a byte before its chunk is authenticated and a cut message never verifies.
  *
- * <p>The API is four classes. {@link io.sealpipe.gcm.GcmStreams} is the factory: a key (and an
+ * <p>The API is six classes. {@link io.sealpipe.gcm.GcmStreams} is the factory: a key (and an
  * optional context) in its {@link io.sealpipe.gcm.GcmStreams.Builder}, the format's sizes
  * ({@link io.sealpipe.gcm.GcmStreams#HEADER_LENGTH}, {@link
  * io.sealpipe.gcm.GcmStreams#ciphertextLength}, {@link io.sealpipe.gcm.GcmStreams#plaintextLength}),
@@ -14,7 +14,9 @@
  * themselves (a Hadoop vectored read), it also says where each chunk lies ({@link
  * io.sealpipe.gcm.GcmSeekableChannel#sealedOffset}, {@link
  * io.sealpipe.gcm.GcmSeekableChannel#sealedLength}) and opens one chunk at a time ({@link
- * io.sealpipe.gcm.GcmSeekableChannel#openChunk}). A failed check is a {@link
+ * io.sealpipe.gcm.GcmSeekableChannel#openChunk}). {@link io.sealpipe.gcm.GcmSealer} and {@link
+ * io.sealpipe.gcm.GcmOpener} write and read one message from and into buffers the caller hands
+ * over, for adapters such as a Commons Crypto cipher. A failed check is a {@link
  * io.sealpipe.StreamAuthenticationException} that names the chunk.
  *
  * <p>Everything else here (the key schedule, the parallel writer, the jobs the workers run) is

@@ -243,6 +243,14 @@ class SealpipeChunkedGcmCipherTest {
         System.arraycopy(sealed, chunk1, swapped, chunk2, SEALED_CHUNK);
         System.arraycopy(sealed, chunk2, swapped, chunk1, SEALED_CHUNK);
         assertFails("chunks 1 and 2 swapped", 1, swapped, key, iv);
+        byte[] dropped = new byte[sealed.length - SEALED_CHUNK];
+        System.arraycopy(sealed, 0, dropped, 0, chunk1);
+        System.arraycopy(sealed, chunk2, dropped, chunk1, sealed.length - chunk2);
+        assertFails("chunk 1 dropped", 1, dropped, key, iv);
+        byte[] repeated = new byte[sealed.length + SEALED_CHUNK];
+        System.arraycopy(sealed, 0, repeated, 0, chunk2);
+        System.arraycopy(sealed, chunk1, repeated, chunk2, sealed.length - chunk1);
+        assertFails("chunk 1 repeated", 2, repeated, key, iv);
         byte[] extended = Arrays.copyOf(sealed, sealed.length + 16);
         assertFails("16 bytes appended", 3, extended, key, iv);
         byte[] otherIv = iv.clone();
@@ -268,8 +276,11 @@ class SealpipeChunkedGcmCipherTest {
             }
             assertNotNull(e, what + ": read " + n + " bytes without an authentication failure");
             assertEquals(chunk, e.chunk(), what + ": " + e.getMessage());
-            assertSame(e.getClass(), assertThrows(StreamAuthenticationException.class, () -> in.read()).getClass(),
-                    what + ": a later read fails again");
+            assertThrows(StreamAuthenticationException.class, () -> in.read(), what + ": a later read() fails again");
+            assertThrows(StreamAuthenticationException.class, () -> in.read(got, 0, 10), what + ": and read(byte[])");
+            assertThrows(StreamAuthenticationException.class, () -> in.skip(10), what + ": and skip");
+            assertThrows(StreamAuthenticationException.class, () -> ((java.nio.channels.ReadableByteChannel) in)
+                    .read(ByteBuffer.allocate(10)), what + ": and read(ByteBuffer)");
         }
     }
 
@@ -298,6 +309,58 @@ class SealpipeChunkedGcmCipherTest {
                 assertTrue(e.getMessage().startsWith("truncated message"), e.getMessage());
             }
         }
+    }
+
+    /**
+     * Spark's other read path, a channel read with {@code read(ByteBuffer)} up to the plaintext's
+     * length ({@code CryptoStreamUtils.createReadableChannel}, for cached blocks), and single
+     * bytes, skips and {@code available} mixed: the plaintext, and a damaged stream fails there too.
+     */
+    @Test
+    void channelReadsAndSingleBytesAndSkipsReadThePlaintext() throws Exception {
+        SecretKeySpec key = new SecretKeySpec(bytes(22, 16), "AES");
+        byte[] iv = bytes(23, 16);
+        byte[] plain = bytes(24, 2 * CHUNK);
+        byte[] sealed = write(props(), key, iv, plain);
+        ByteBuffer got = ByteBuffer.allocate(plain.length);
+        try (CryptoInputStream in = new CryptoInputStream(SPARK_TRANSFORMATION, props(),
+                Channels.newChannel(new ByteArrayInputStream(sealed)), key, new IvParameterSpec(iv))) {
+            while (got.hasRemaining()) {
+                assertTrue(in.read(got) >= 0, "no end before the plaintext's length");
+            }
+        }
+        assertArrayEquals(plain, got.array());
+        byte[] cut = Arrays.copyOf(sealed, HEADER + 2 * SEALED_CHUNK); // the empty final chunk dropped
+        try (CryptoInputStream in = new CryptoInputStream(SPARK_TRANSFORMATION, props(),
+                Channels.newChannel(new ByteArrayInputStream(cut)), key, new IvParameterSpec(iv))) {
+            ByteBuffer all = ByteBuffer.allocate(plain.length);
+            assertThrows(StreamAuthenticationException.class, () -> {
+                while (all.hasRemaining()) {
+                    in.read(all);
+                }
+            }, "the read up to the plaintext's length reaches the missing end");
+            assertEquals(CHUNK, all.position(), "chunk 0 only: chunk 1 is held until the end");
+        }
+
+        ByteArrayOutputStream back = new ByteArrayOutputStream();
+        try (InputStream in = reader(props(), key, iv, sealed)) {
+            int at = 0;
+            while (at < plain.length) {
+                if (at % 5000 == 17) {
+                    long skipped = in.skip(100);
+                    back.write(plain, at, (int) skipped); // skipped bytes are not returned: take them from the plaintext
+                    at += (int) skipped;
+                    continue;
+                }
+                assertTrue(in.available() >= 0);
+                int b = in.read();
+                assertTrue(b >= 0, "byte " + at);
+                back.write(b);
+                at++;
+            }
+            assertEquals(-1, in.read(), "the end");
+        }
+        assertArrayEquals(plain, back.toByteArray());
     }
 
     /** The cipher's array calls give the bytes its buffer calls give, and read back. */
@@ -377,15 +440,45 @@ class SealpipeChunkedGcmCipherTest {
         assertTrue(cause.getMessage().contains("spark.io.encryption.commons.config.stream.buffer.size")
                 && cause.getMessage().contains("32768"), cause.getMessage());
 
-        // A stream made with an explicit small buffer around a cipher made for 32 KiB: an error, not a loop.
+        // A stream made with an explicit small buffer around a cipher made for 32 KiB: an error, not
+        // a loop; and its close() fails rather than finish a message without the bytes written.
         CryptoCipher cipher = new SealpipeChunkedGcmCipher(new Properties(), SPARK_TRANSFORMATION);
         SecretKeySpec key = new SecretKeySpec(bytes(20, 16), "AES");
-        try (CryptoOutputStream out = new CryptoOutputStream(new ByteArrayOutputStream(), cipher, 8192, key,
-                new IvParameterSpec(bytes(21, 16))) {}) {
-            IOException thrown = assertThrows(IOException.class, () -> out.write(new byte[10]));
-            assertTrue(thrown.getMessage().contains("stream.buffer.size"), thrown.getMessage());
-        } catch (IOException closing) {
-            // close() reports the failure again: nothing was written
+        byte[] iv = bytes(21, 16);
+        ByteArrayOutputStream sink = new ByteArrayOutputStream();
+        CryptoOutputStream out = new CryptoOutputStream(sink, cipher, 8192, key, new IvParameterSpec(iv)) {};
+        IOException thrown = assertThrows(IOException.class, () -> out.write(new byte[10]));
+        assertTrue(thrown.getMessage().contains("stream.buffer.size"), thrown.getMessage());
+        IOException closing = assertThrows(IOException.class, out::close, "close() fails too");
+        assertTrue(closing.getMessage().contains("failed earlier"), closing.getMessage());
+        assertThrows(StreamAuthenticationException.class, () -> read(props(), key, iv, sink.toByteArray()),
+                "what the stream left (" + sink.size() + " bytes) is no whole message");
+    }
+
+    /**
+     * A failure that is not an authentication failure (here, too little room) sticks as well,
+     * decrypting: the next call throws again and leaves nothing in the output to read.
+     */
+    @Test
+    void everyFailureSticksAndLeavesNothingToRead() throws Exception {
+        SecretKeySpec key = new SecretKeySpec(bytes(25, 16), "AES");
+        byte[] iv = bytes(26, 16);
+        byte[] sealed = write(props(), key, iv, bytes(27, 3 * CHUNK));
+        try (CryptoCipher c = new SealpipeChunkedGcmCipher(new Properties(), SPARK_TRANSFORMATION)) {
+            c.init(Cipher.DECRYPT_MODE, key, new IvParameterSpec(iv));
+            ByteBuffer out = ByteBuffer.allocate(CHUNK - 1);
+            assertThrows(javax.crypto.ShortBufferException.class, () -> c.update(ByteBuffer.wrap(sealed), out));
+            assertEquals(0, out.remaining(), "nothing to read");
+            ByteBuffer more = ByteBuffer.allocate(10 * CHUNK);
+            IOException again = assertThrows(IOException.class, () -> c.update(ByteBuffer.wrap(sealed), more));
+            assertTrue(again.getMessage().contains("failed earlier"), again.getMessage());
+            assertEquals(0, more.remaining());
+            assertThrows(IOException.class, () -> c.doFinal(ByteBuffer.allocate(0), ByteBuffer.allocate(10 * CHUNK)));
+            // init starts afresh
+            c.init(Cipher.DECRYPT_MODE, key, new IvParameterSpec(iv));
+            assertEquals(3 * CHUNK, c.doFinal(ByteBuffer.wrap(sealed), ByteBuffer.allocate(3 * CHUNK)));
+            assertThrows(IllegalStateException.class, () -> c.update(ByteBuffer.allocate(1), ByteBuffer.allocate(10)),
+                    "after doFinal the keys are gone: init again");
         }
     }
 
