@@ -1,8 +1,10 @@
 package io.sealpipe.it.spark;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.codahale.metrics.Meter;
@@ -10,6 +12,7 @@ import io.sealpipe.StreamAuthenticationException;
 import io.sealpipe.commons.SealpipeChunkedGcmCipher;
 import io.sealpipe.commons.SealpipeCryptoCipher;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.File;
@@ -32,6 +35,7 @@ import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
@@ -39,6 +43,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import javax.crypto.spec.IvParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
+import org.apache.commons.crypto.stream.CryptoInputStream;
+import org.apache.commons.crypto.stream.CryptoOutputStream;
 import org.apache.spark.FetchFailed;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.ShuffleDependency;
@@ -73,6 +81,8 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.TestMethodOrder;
 import scala.Option;
 import scala.Product2;
@@ -110,6 +120,12 @@ import scala.Tuple2;
  * data file holds one stream per reduce partition (its {@code .index} gives the segments); a spill
  * file one stream per batch of {@code spark.shuffle.spill.batchSize} records; a block file one.
  * Each case prints a line {@code tamper: <cipher> <target> <kind>: <what Spark did>}.
+ *
+ * <p><b>Not in CI yet</b>: the three Spark cases take 80 to 150 s per Spark line, more than CI's
+ * time budget has left; they run with {@code -Dsealpipe.it.spark.gcm-cipher=true}, e.g. {@code cd
+ * target/it/spark-3.5 && mvn -o test-compile surefire:test@default-test -Pcluster
+ * -Dtest=SparkClusterGcmCipherTest -Dsealpipe.it.spark.gcm-cipher=true}. What CI runs here is the
+ * layout check, which needs no Spark.
  */
 @Tag("cluster")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -117,6 +133,8 @@ class SparkClusterGcmCipherTest {
     private static final String NAME = "gcm-cipher";
     static final String GCM_CIPHER = SealpipeChunkedGcmCipher.class.getName();
     static final String CTR_CIPHER = SealpipeCryptoCipher.class.getName();
+    /** The system property that runs the Spark cases (see the class comment). */
+    static final String SPARK_CASES = "sealpipe.it.spark.gcm-cipher";
     /** The exception sealpipe's GCM streams throw on a failed authentication. */
     static final String AUTHENTICATION_FAILURE = StreamAuthenticationException.class.getName();
 
@@ -166,8 +184,53 @@ class SparkClusterGcmCipherTest {
         }
     }
 
+    /**
+     * The layout the cases rely on, without Spark: a stream written as Spark writes it (its IV,
+     * then Commons Crypto's stream on the GCM cipher), changed by {@link #tamperStream} in each
+     * way, fails to read with sealpipe's authentication failure; untouched, it reads back.
+     */
+    @Test
+    @Order(0)
+    void theTamperingHitsTheStreamWhereTheLayoutSays(@TempDir Path dir) throws Exception {
+        byte[] plain = new byte[3 * 16_384 + 100];
+        new SplittableRandom(SEED).nextBytes(plain);
+        SecretKeySpec key = new SecretKeySpec(new byte[16], "AES");
+        byte[] iv = new byte[16];
+        iv[0] = 47;
+        Properties props = new Properties();
+        props.setProperty("commons.crypto.cipher.classes", GCM_CIPHER);
+        ByteArrayOutputStream stored = new ByteArrayOutputStream();
+        stored.write(iv);
+        try (var out = new CryptoOutputStream("AES/CTR/NoPadding", props, stored, key,
+                new IvParameterSpec(iv))) {
+            out.write(plain);
+        }
+        for (Kind kind : Kind.values()) {
+            Path file = dir.resolve(kind.name());
+            Files.write(file, stored.toByteArray());
+            long cut = tamperStream(file, 0, Files.size(file), kind);
+            byte[] tampered = Files.readAllBytes(file);
+            tampered = Arrays.copyOf(tampered, (int) (tampered.length - cut));
+            byte[] read = tampered;
+            IOException e = assertThrows(IOException.class, () -> readStored(read, key, props), kind.name());
+            assertEquals(AUTHENTICATION_FAILURE, e.getClass().getName(), kind + ": " + e);
+        }
+        assertArrayEquals(plain, readStored(stored.toByteArray(), key, props), "untouched");
+    }
+
+    /** Reads a stored stream as Spark does: its IV first, then Commons Crypto's stream. */
+    private static byte[] readStored(byte[] stored, SecretKeySpec key, Properties props)
+            throws IOException {
+        byte[] iv = Arrays.copyOf(stored, 16);
+        try (var in = new CryptoInputStream("AES/CTR/NoPadding", props,
+                new ByteArrayInputStream(stored, 16, stored.length - 16), key, new IvParameterSpec(iv))) {
+            return in.readAllBytes();
+        }
+    }
+
     @Test
     @Order(1)
+    @EnabledIfSystemProperty(named = SPARK_CASES, matches = "true")
     void jobsOnTheGcmCipherGiveThePlainResults() throws Exception {
         long start = System.nanoTime();
         Jobs gcm = jobs(Cipher.GCM);
@@ -186,6 +249,7 @@ class SparkClusterGcmCipherTest {
 
     @Test
     @Order(2)
+    @EnabledIfSystemProperty(named = SPARK_CASES, matches = "true")
     void tamperedStreamsFailToAuthenticateUnderTheGcmCipher() throws Exception {
         JavaSparkContext sc = context(Cipher.GCM);
         for (Target target : Target.values()) {
@@ -209,6 +273,7 @@ class SparkClusterGcmCipherTest {
 
     @Test
     @Order(3)
+    @EnabledIfSystemProperty(named = SPARK_CASES, matches = "true")
     void tamperedStreamsAreNotAuthenticatedUnderTheCtrCipher() throws Exception {
         JavaSparkContext sc = context(Cipher.CTR);
         for (Target target : Target.values()) {
