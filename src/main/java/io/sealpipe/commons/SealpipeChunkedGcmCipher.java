@@ -81,7 +81,7 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
     /** Ahead of Spark's IV in the context of each message (docs/FORMAT.md). */
     static final byte[] CONTEXT_LABEL = "io.sealpipe.commons.SealpipeChunkedGcmCipher\0".getBytes(StandardCharsets.US_ASCII);
 
-    private static final int IV_LENGTH = 16;
+    private static final int IV_LENGTH = InitArguments.IV_LENGTH;
 
     private final String transformation;
     private final int bufferSize;
@@ -169,28 +169,8 @@ public final class SealpipeChunkedGcmCipher implements CryptoCipher {
     @Override
     public void init(int mode, Key key, AlgorithmParameterSpec params)
             throws InvalidKeyException, InvalidAlgorithmParameterException {
-        Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(params, "params");
-        if (mode != Cipher.ENCRYPT_MODE && mode != Cipher.DECRYPT_MODE) {
-            throw new InvalidParameterException("Invalid operation mode " + mode
-                    + ": sealpipe's chunked GCM cipher takes Cipher.ENCRYPT_MODE or Cipher.DECRYPT_MODE");
-        }
-        String algorithm = key.getAlgorithm();
-        if (!"AES".equalsIgnoreCase(algorithm)) {
-            throw new InvalidKeyException("Wrong algorithm: AES required, not " + algorithm);
-        }
-        if (!(params instanceof IvParameterSpec spec)) {
-            throw new InvalidAlgorithmParameterException("Wrong parameter type: IV expected, not "
-                    + params.getClass().getName());
-        }
-        byte[] iv = spec.getIV();
-        if (iv.length != IV_LENGTH) {
-            throw new InvalidAlgorithmParameterException("Wrong IV length: must be 16 bytes long, not " + iv.length);
-        }
-        byte[] raw = key.getEncoded();
-        if (raw == null) {
-            throw new InvalidKeyException("the key has no encoding: a raw AES key (SecretKeySpec) is needed");
-        }
+        byte[] iv = InitArguments.check(mode, key, params, "sealpipe's chunked GCM cipher");
+        byte[] raw = InitArguments.rawKey(key);
         try {
             if (raw.length != 16 && raw.length != 32) {
                 throw new InvalidKeyException("Invalid key length: " + raw.length + " bytes; sealpipe's chunked GCM"

@@ -8,13 +8,11 @@ import java.nio.ReadOnlyBufferException;
 import java.security.GeneralSecurityException;
 import java.security.InvalidAlgorithmParameterException;
 import java.security.InvalidKeyException;
-import java.security.InvalidParameterException;
 import java.security.Key;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.spec.AlgorithmParameterSpec;
 import java.util.Arrays;
-import java.util.Objects;
 import java.util.Properties;
 import javax.crypto.Cipher;
 import javax.crypto.ShortBufferException;
@@ -93,28 +91,8 @@ public final class SealpipeCryptoCipher implements CryptoCipher {
     @Override
     public void init(int mode, Key key, AlgorithmParameterSpec params)
             throws InvalidKeyException, InvalidAlgorithmParameterException {
-        Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(params, "params");
-        if (mode != Cipher.ENCRYPT_MODE && mode != Cipher.DECRYPT_MODE) {
-            throw new InvalidParameterException("Invalid operation mode " + mode
-                    + ": AES/CTR in Commons Crypto streams takes Cipher.ENCRYPT_MODE or Cipher.DECRYPT_MODE");
-        }
-        String algorithm = key.getAlgorithm();
-        if (!"AES".equalsIgnoreCase(algorithm) && !"Rijndael".equalsIgnoreCase(algorithm)) {
-            throw new InvalidKeyException("Wrong algorithm: AES or Rijndael required, not " + algorithm);
-        }
-        if (!(params instanceof IvParameterSpec spec)) {
-            throw new InvalidAlgorithmParameterException("Wrong parameter type: IV expected, not "
-                    + params.getClass().getName());
-        }
-        byte[] newIv = spec.getIV();
-        if (newIv.length != BLOCK_SIZE) {
-            throw new InvalidAlgorithmParameterException("Wrong IV length: must be 16 bytes long, not " + newIv.length);
-        }
-        byte[] newKey = key.getEncoded();
-        if (newKey == null) {
-            throw new InvalidKeyException("the key has no encoding: a raw AES key (SecretKeySpec) is needed");
-        }
+        byte[] newIv = InitArguments.check(mode, key, params, "AES/CTR in Commons Crypto streams");
+        byte[] newKey = InitArguments.rawKey(key);
         try {
             if (newKey.length != 16 && newKey.length != 24 && newKey.length != 32) {
                 throw new InvalidKeyException("Invalid AES key length: " + newKey.length + " bytes");
