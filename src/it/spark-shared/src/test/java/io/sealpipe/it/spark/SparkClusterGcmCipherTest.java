@@ -121,7 +121,8 @@ import scala.Tuple2;
  * file one stream per batch of {@code spark.shuffle.spill.batchSize} records; a block file one.
  * Each case prints a line {@code tamper: <cipher> <target> <kind>: <what Spark did>}.
  *
- * <p><b>Not in CI yet</b>: the three Spark cases take 80 to 150 s per Spark line, more than CI's
+ * <p><b>Not in CI yet</b>: the three Spark cases take about 80 s per Spark line run alone (142 s
+ * beside another build), more than CI's
  * time budget has left; they run with {@code -Dsealpipe.it.spark.gcm-cipher=true}, e.g. {@code cd
  * target/it/spark-3.5 && mvn -o test-compile surefire:test@default-test -Pcluster
  * -Dtest=SparkClusterGcmCipherTest -Dsealpipe.it.spark.gcm-cipher=true}. What CI runs here is the
@@ -186,8 +187,10 @@ class SparkClusterGcmCipherTest {
 
     /**
      * The layout the cases rely on, without Spark: a stream written as Spark writes it (its IV,
-     * then Commons Crypto's stream on the GCM cipher), changed by {@link #tamperStream} in each
-     * way, fails to read with sealpipe's authentication failure; untouched, it reads back.
+     * then Commons Crypto's stream on the GCM cipher) is as long as {@link #HEADER} and {@link
+     * #CHUNK} say, and {@link #tamperStream} hits it where it means to: a flip or a swap fails
+     * chunk 0 (a wrong header length would fail the commitment instead), a cut leaves exactly
+     * chunk 0 (another chunk size would be reported otherwise); untouched, it reads back.
      */
     @Test
     @Order(0)
@@ -205,6 +208,8 @@ class SparkClusterGcmCipherTest {
                 new IvParameterSpec(iv))) {
             out.write(plain);
         }
+        int n = plain.length;
+        assertEquals(HEADER + n + 16L * (n / 16_384 + 1), stored.size(), "Spark's IV, the header, chunks of " + CHUNK);
         for (Kind kind : Kind.values()) {
             Path file = dir.resolve(kind.name());
             Files.write(file, stored.toByteArray());
@@ -214,6 +219,9 @@ class SparkClusterGcmCipherTest {
             byte[] read = tampered;
             IOException e = assertThrows(IOException.class, () -> readStored(read, key, props), kind.name());
             assertEquals(AUTHENTICATION_FAILURE, e.getClass().getName(), kind + ": " + e);
+            String expected = kind == Kind.TRUNCATE ? "it ends with a full chunk (chunk 0)"
+                    : "chunk 0 (plaintext bytes from 0) failed authentication";
+            assertTrue(e.getMessage().contains(expected), kind + ": " + e.getMessage());
         }
         assertArrayEquals(plain, readStored(stored.toByteArray(), key, props), "untouched");
     }
